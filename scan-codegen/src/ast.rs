@@ -1,0 +1,157 @@
+//! The surface AST of a `scan!` block: what the user wrote, with spans, before any name
+//! resolution or typing. Built by `parse`, consumed by `lower`.
+
+use proc_macro2::Span;
+
+use crate::ir::Type;
+
+pub struct Program {
+    pub functions: Vec<FnDef>,
+}
+
+pub struct FnDef {
+    pub attrs: Vec<syn::Attribute>,
+    pub vis: syn::Visibility,
+    pub name: syn::Ident,
+    pub params: Vec<ParamDef>,
+    pub results: Vec<TypeDef>,
+    pub tuple_result: bool,
+    pub body: Block,
+    /// The user's signature, kept to emit a well-typed stub when compilation fails.
+    pub sig: syn::Signature,
+}
+
+pub struct ParamDef {
+    pub name: syn::Ident,
+    pub ty: TypeDef,
+}
+
+#[derive(Clone, Copy)]
+pub struct TypeDef {
+    pub ty: Type,
+    pub kind: crate::ir::ParamKind,
+    pub span: Span,
+}
+
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub result: Expr,
+}
+
+pub enum Stmt {
+    Let { pattern: Pattern, value: Expr },
+}
+
+pub enum Pattern {
+    Name(syn::Ident),
+    Wild(Span),
+    Tuple(Vec<Pattern>, Span),
+}
+
+impl Pattern {
+    pub fn span(&self) -> Span {
+        match self {
+            Pattern::Name(i) => i.span(),
+            Pattern::Wild(s) | Pattern::Tuple(_, s) => *s,
+        }
+    }
+}
+
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    /// The user's source text, for run-time messages.
+    pub label: String,
+}
+
+pub enum Lit {
+    Int(i64, Option<crate::ir::DType>),
+    Float(f64, Option<crate::ir::DType>),
+    Bool(bool),
+}
+
+pub enum ExprKind {
+    Lit(Lit),
+    Var(syn::Ident),
+    /// `a op b`, with the operator's surface spelling ("+", "<", "&&", ...).
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    /// "-" or "!".
+    Unary(&'static str, Box<Expr>),
+    /// `f(args)` and `a.f(args)` (the receiver is the first argument).
+    Call(syn::Ident, Vec<Expr>),
+    Index(Box<Expr>, Box<Expr>),
+    /// `x[a..b]`: bounds as expressions.
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Cast(Box<Expr>, crate::ir::DType),
+    Tuple(Vec<Expr>),
+    Scan(Box<ScanCall>),
+    /// `until(cond)`, only valid as the last value a step returns.
+    Until(Box<Expr>),
+    /// `Ok(e)`: only as a function's result.
+    Ok(Box<Expr>),
+}
+
+/// Which loop construct a call spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    Scan,
+    Map,
+    Reduce,
+    Foldl,
+    Foldr,
+}
+
+impl ScanKind {
+    pub fn from_name(name: &str) -> Option<ScanKind> {
+        Some(match name {
+            "scan" => ScanKind::Scan,
+            "map" => ScanKind::Map,
+            "reduce" => ScanKind::Reduce,
+            "foldl" => ScanKind::Foldl,
+            "foldr" => ScanKind::Foldr,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanKind::Scan => "scan",
+            ScanKind::Map => "map",
+            ScanKind::Reduce => "reduce",
+            ScanKind::Foldl => "foldl",
+            ScanKind::Foldr => "foldr",
+        }
+    }
+}
+
+pub struct Tapped {
+    pub value: Expr,
+    /// Explicit taps with their spans, or `None` for the default.
+    pub taps: Option<(Vec<(i64, Span)>, Span)>,
+}
+
+pub enum OutputInfo {
+    Init(Tapped),
+    /// `None`: a map output.
+    None(Span),
+}
+
+pub struct StepFn {
+    pub params: Vec<syn::Ident>,
+    pub params_span: Span,
+    pub body: Block,
+}
+
+pub struct ScanCall {
+    pub kind: ScanKind,
+    pub span: Span,
+    pub step: StepFn,
+    pub sequences: Vec<Tapped>,
+    /// `None` when outputs_info was not given.
+    pub outputs_info: Option<(Vec<OutputInfo>, Span)>,
+    pub non_sequences: Vec<Expr>,
+    pub n_steps: Option<Expr>,
+    pub go_backwards: bool,
+    pub strict: bool,
+    pub name: Option<String>,
+}

@@ -1,0 +1,136 @@
+//! Rules of a scan call: taps, initial states, step arguments, step results, `until`.
+
+use proc_macro2::Span;
+
+use crate::diag::Diagnostics;
+use crate::ir::{DType, Type};
+
+/// Output taps are negative (past steps) and distinct.
+pub fn output_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
+    let mut ok = true;
+    for (i, (tap, span)) in taps.iter().enumerate() {
+        if *tap >= 0 {
+            diag.error(
+                *span,
+                format!("output taps must be negative (a step reads earlier steps of its outputs): found {tap}; use -1 for the previous step"),
+            );
+            ok = false;
+        } else if taps[..i].iter().any(|(t, _)| t == tap) {
+            diag.error(*span, format!("tap {tap} is repeated: each tap is listed once"));
+            ok = false;
+        }
+    }
+    if taps.is_empty() {
+        ok = false;
+    }
+    ok
+}
+
+/// Sequence taps are distinct.
+pub fn sequence_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
+    let mut ok = !taps.is_empty();
+    for (i, (tap, span)) in taps.iter().enumerate() {
+        if taps[..i].iter().any(|(t, _)| t == tap) {
+            diag.error(*span, format!("tap {tap} is repeated: each tap is listed once"));
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// The type one step of an output has, given its initial state's type and taps: the
+/// initial state itself for a single -1 tap, one row of it otherwise. `None` (with an
+/// error) when the initial state has no leading axis to hold the deepest tap.
+pub fn output_row_type(init: Type, taps: &[i64], init_label: &str, span: Span, diag: &mut Diagnostics) -> Option<Type> {
+    if taps == [-1] {
+        return Some(init);
+    }
+    if init.rank == 0 {
+        let depth = taps.iter().map(|t| -t).max().unwrap_or(1);
+        diag.error(
+            span,
+            format!(
+                "an output with taps {taps:?} needs an initial state with one more leading axis than a step's result, of length {depth} (init[0] is output[t-{depth}]); `{init_label}` is a {init}"
+            ),
+        );
+        return None;
+    }
+    Some(init.with_rank(init.rank - 1))
+}
+
+/// The step's arguments match what scan passes, in order.
+pub fn step_arguments(expected: &[String], found: usize, span: Span, diag: &mut Diagnostics) -> bool {
+    if expected.len() == found {
+        return true;
+    }
+    diag.error(
+        span,
+        format!(
+            "the step takes {found} argument(s) but scan passes {}: {} (every tap of each sequence, then every tap of each output, then the non_sequences)",
+            expected.len(),
+            if expected.is_empty() { "none".to_string() } else { expected.join(", ") }
+        ),
+    );
+    false
+}
+
+/// What to do with a recurrent output's step result against its initial state's row type.
+pub enum ResultFit {
+    Same,
+    /// Cast the result up to the initial state's dtype (safe, or an untyped literal).
+    Upcast(DType),
+    Mismatch,
+}
+
+pub fn step_result(
+    output: usize,
+    init_label: &str,
+    row: Type,
+    found: Type,
+    weak: bool,
+    span: Span,
+    diag: &mut Diagnostics,
+) -> ResultFit {
+    if found.rank != row.rank {
+        diag.error(
+            span,
+            format!(
+                "output {output}: the step returns a {found} but the initial state `{init_label}` gives a {row} per step (ranks must match)"
+            ),
+        );
+        return ResultFit::Mismatch;
+    }
+    if found.dtype == row.dtype {
+        return ResultFit::Same;
+    }
+    if weak || found.dtype.casts_safely_to(row.dtype) {
+        return ResultFit::Upcast(row.dtype);
+    }
+    diag.error(
+        span,
+        format!(
+            "output {output}: the step returns {} but the initial state `{init_label}` is {}: an initial state must not be narrower than the step's result (no implicit downcast); give the initial state dtype {} or cast the result with `as {}`",
+            found.dtype, row.dtype, found.dtype, row.dtype
+        ),
+    );
+    ResultFit::Mismatch
+}
+
+pub fn until_condition(found: Type, span: Span, diag: &mut Diagnostics) -> bool {
+    if found == Type::scalar(DType::Bool) {
+        return true;
+    }
+    diag.error(span, format!("the condition of `until` must be a scalar bool, found a {found}"));
+    false
+}
+
+pub fn output_count(declared: usize, returned: usize, span: Span, diag: &mut Diagnostics) -> bool {
+    if declared == returned {
+        return true;
+    }
+    diag.error(
+        span,
+        format!("the step returns {returned} value(s) but outputs_info has {declared} entr{}: one entry per returned value (`None` for a value that is not fed back)", if declared == 1 { "y" } else { "ies" }),
+    );
+    false
+}

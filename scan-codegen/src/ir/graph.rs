@@ -1,0 +1,170 @@
+//! The scan graph: a list of typed nodes in topological order. A function body is one graph
+//! (the outer graph); every scan node owns another graph, its step (the inner graph), whose
+//! inputs are the step's arguments. Nodes refer to their inputs by index, so rewrites can
+//! walk and rebuild graphs without touching syntax.
+
+use proc_macro2::Span;
+
+use super::elemwise::ElemOp;
+use super::scan::ScanOp;
+use super::types::{DType, Type};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub usize);
+
+/// A scalar constant. Its dtype is the node's type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+/// What a reduction computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+    Mean,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Mean => "mean",
+        }
+    }
+}
+
+/// One step of an indexing path on the leading axis: `x[i]` or `x[a..b]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PathStep {
+    /// Takes one scalar integer operand; removes the axis.
+    Index,
+    /// Takes an operand for each bound present; keeps the axis (numpy clamping).
+    Slice { start: bool, end: bool },
+}
+
+impl PathStep {
+    pub fn operands(self) -> usize {
+        match self {
+            PathStep::Index => 1,
+            PathStep::Slice { start, end } => start as usize + end as usize,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Input `k` of the graph: a function parameter (outer graph) or a step argument
+    /// (inner graph: sequence taps, then output taps, then non-sequences).
+    Input { index: usize, name: String },
+    Const(Literal),
+    /// inputs: the operands, already cast to the operation's operand dtype (the condition
+    /// of `Where` stays bool).
+    Elemwise(ElemOp),
+    /// inputs: [x]; converts to the node's dtype.
+    Cast,
+    /// inputs: [a, b]; vector/matrix products by rank.
+    Dot,
+    /// inputs: [x]; over every element (`axis: None`) or one axis.
+    Reduce { op: ReduceOp, axis: Option<usize> },
+    /// inputs: [like]; an array of like's shape filled with `value` (zeros_like, ones_like).
+    FillLike { value: Literal },
+    /// inputs: [n]; `0..n` as i64.
+    Arange,
+    /// inputs: [x, path operands...]; a view of `x` through the path.
+    Subtensor { path: Vec<PathStep> },
+    /// inputs: [x, value, path operands...]; a copy of `x` with the subtensor set to (or
+    /// incremented by) `value`, broadcast.
+    SetSubtensor { path: Vec<PathStep>, inc: bool },
+    /// inputs: [x]; reversed axes.
+    Transpose,
+    /// inputs: see `ScanOp::outer_inputs`. Its results are read through `ScanOutput`.
+    Scan(Box<ScanOp>),
+    /// inputs: [scan node]; all steps of output `index` (steps actually done when `until`).
+    ScanOutput { index: usize },
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub op: Op,
+    pub inputs: Vec<NodeId>,
+    /// For a `Scan` node (which has no value of its own) this is unused and set to a
+    /// scalar bool.
+    pub ty: Type,
+    /// The user's token this node comes from, for errors.
+    pub span: Span,
+    /// The user's source text for this node, for run-time error messages.
+    pub label: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    /// The `Input` nodes, in input order.
+    pub inputs: Vec<NodeId>,
+    /// The values the graph returns, in order.
+    pub outputs: Vec<NodeId>,
+}
+
+impl Graph {
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.0]
+    }
+
+    pub fn ty(&self, id: NodeId) -> Type {
+        self.nodes[id.0].ty
+    }
+
+    pub fn add(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        NodeId(self.nodes.len() - 1)
+    }
+
+    pub fn add_input(&mut self, name: &str, ty: Type, span: Span) -> NodeId {
+        let index = self.inputs.len();
+        let id = self.add(Node {
+            op: Op::Input {
+                index,
+                name: name.to_string(),
+            },
+            inputs: vec![],
+            ty,
+            span,
+            label: name.to_string(),
+        });
+        self.inputs.push(id);
+        id
+    }
+
+    pub fn add_const(&mut self, value: Literal, dtype: DType, span: Span, label: &str) -> NodeId {
+        self.add(Node {
+            op: Op::Const(value),
+            inputs: vec![],
+            ty: Type::scalar(dtype),
+            span,
+            label: label.to_string(),
+        })
+    }
+
+    /// Nodes the outputs depend on, in topological order (dead nodes left out).
+    pub fn live_nodes(&self) -> Vec<NodeId> {
+        let mut live = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = self.outputs.clone();
+        while let Some(id) = stack.pop() {
+            if !live[id.0] {
+                live[id.0] = true;
+                stack.extend(self.nodes[id.0].inputs.iter().copied());
+            }
+        }
+        (0..self.nodes.len())
+            .filter(|&i| live[i])
+            .map(NodeId)
+            .collect()
+    }
+}

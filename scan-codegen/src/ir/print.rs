@@ -1,0 +1,75 @@
+//! Text form of a graph, with tap information on scan nodes: what `explain` prints and what
+//! snapshot tests compare (the equivalent of PyTensor's `debugprint(print_op_info=True)`).
+
+use std::fmt::Write;
+
+use super::graph::{Graph, Literal, Op};
+use super::Function;
+
+pub fn function(f: &Function) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fn {}", f.name);
+    graph(&f.graph, 1, &mut out);
+    out
+}
+
+fn graph(g: &Graph, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    for (i, node) in g.nodes.iter().enumerate() {
+        let inputs: Vec<String> = node.inputs.iter().map(|n| format!("%{}", n.0)).collect();
+        let op = match &node.op {
+            Op::Input { index, name } => format!("input#{index} {name}"),
+            Op::Const(Literal::Bool(b)) => format!("const {b}"),
+            Op::Const(Literal::Int(v)) => format!("const {v}"),
+            Op::Const(Literal::Float(v)) => format!("const {v:?}"),
+            Op::Elemwise(e) => e.name().to_string(),
+            Op::Cast => "cast".to_string(),
+            Op::Dot => "dot".to_string(),
+            Op::Reduce { op, axis } => match axis {
+                Some(a) => format!("{}(axis={a})", op.name()),
+                None => op.name().to_string(),
+            },
+            Op::FillLike { value } => format!("fill_like({value:?})"),
+            Op::Arange => "arange".to_string(),
+            Op::Subtensor { path } => format!("subtensor{path:?}"),
+            Op::SetSubtensor { path, inc } => {
+                format!("{}{path:?}", if *inc { "inc_subtensor" } else { "set_subtensor" })
+            }
+            Op::Transpose => "transpose".to_string(),
+            Op::Scan(s) => {
+                let seqs: Vec<String> = s
+                    .sequences
+                    .iter()
+                    .map(|q| format!("{} taps={:?}", q.label, q.taps))
+                    .collect();
+                let outs: Vec<String> = s
+                    .outputs
+                    .iter()
+                    .map(|o| format!("{} {:?} taps={:?}", o.label, o.kind(), o.taps))
+                    .collect();
+                format!(
+                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}",
+                    s.name.as_deref().map(|n| format!(" {n:?}")).unwrap_or_default(),
+                    seqs.join(", "),
+                    outs.join(", "),
+                    s.non_sequences.len(),
+                    s.has_n_steps,
+                    s.go_backwards,
+                    s.has_until
+                )
+            }
+            Op::ScanOutput { index } => format!("scan_output#{index}"),
+        };
+        let _ = writeln!(
+            out,
+            "{pad}%{i} = {op}({}) : {}",
+            inputs.join(", "),
+            node.ty
+        );
+        if let Op::Scan(s) = &node.op {
+            graph(&s.step, depth + 1, out);
+        }
+    }
+    let outs: Vec<String> = g.outputs.iter().map(|n| format!("%{}", n.0)).collect();
+    let _ = writeln!(out, "{pad}return ({})", outs.join(", "));
+}

@@ -1,0 +1,140 @@
+//! The scan node: PyTensor's Scan op. It keeps the loop's specification (taps of every
+//! sequence and output, direction, stopping condition) and the step as an inner graph.
+//!
+//! Outer inputs of a scan node, in order: the sequences, the initial states of the
+//! recurrent outputs (SITSOT and MITSOT, in output order), the non-sequences (explicit,
+//! then implicit captures), and `n_steps` last when given.
+//!
+//! Inner graph inputs, in the step's argument order: every tap of every sequence, every tap
+//! of every recurrent output, then the non-sequences. Inner graph outputs: one value per
+//! output, then the `until` condition when there is one.
+
+use proc_macro2::Span;
+
+use super::graph::Graph;
+
+#[derive(Clone, Debug)]
+pub struct Sequence {
+    /// Read at step t: `sequence[t + tap]` (PyTensor's offsets, see `first_row`).
+    pub taps: Vec<i64>,
+    /// The user's text for the sequence, for error messages.
+    pub label: String,
+    pub span: Span,
+}
+
+impl Sequence {
+    /// How many leading rows the deepest past tap needs (`-min(taps, 0)`).
+    pub fn past(&self) -> i64 {
+        -self.taps.iter().copied().min().unwrap_or(0).min(0)
+    }
+
+    /// Rows the sequence needs beyond the number of steps: the tap window.
+    pub fn span(&self) -> i64 {
+        self.taps.iter().copied().max().unwrap_or(0).max(0) + self.past()
+    }
+}
+
+/// The kind of an output, in PyTensor's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// No feedback (`None` in outputs_info): a map output.
+    Nitsot,
+    /// One tap, -1: the initial state has the shape of a step's result.
+    Sitsot,
+    /// Several taps, or one other than -1: the initial state has one more leading axis of
+    /// length max|tap|, `init[0]` being `output[t - max|tap|]`.
+    Mitsot,
+}
+
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// Negative, distinct; empty for a NITSOT output.
+    pub taps: Vec<i64>,
+    pub label: String,
+    pub span: Span,
+}
+
+impl Output {
+    pub fn kind(&self) -> OutputKind {
+        match self.taps.as_slice() {
+            [] => OutputKind::Nitsot,
+            [-1] => OutputKind::Sitsot,
+            _ => OutputKind::Mitsot,
+        }
+    }
+
+    pub fn is_recurrent(&self) -> bool {
+        !self.taps.is_empty()
+    }
+
+    /// Rows of history the output keeps before step 0: max |tap|.
+    pub fn depth(&self) -> i64 {
+        self.taps.iter().map(|t| -t).max().unwrap_or(0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct NonSequence {
+    pub label: String,
+    /// Captured from the enclosing scope rather than listed in `non_sequences`.
+    pub implicit: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct ScanOp {
+    pub name: Option<String>,
+    pub sequences: Vec<Sequence>,
+    pub outputs: Vec<Output>,
+    pub non_sequences: Vec<NonSequence>,
+    pub has_n_steps: bool,
+    pub go_backwards: bool,
+    pub has_until: bool,
+    pub step: Graph,
+}
+
+impl ScanOp {
+    pub fn recurrent_outputs(&self) -> impl Iterator<Item = (usize, &Output)> {
+        self.outputs.iter().enumerate().filter(|(_, o)| o.is_recurrent())
+    }
+
+    /// Position among the outer inputs of the initial state of output `index`.
+    pub fn init_input(&self, index: usize) -> Option<usize> {
+        if !self.outputs[index].is_recurrent() {
+            return None;
+        }
+        let before = self.outputs[..index]
+            .iter()
+            .filter(|o| o.is_recurrent())
+            .count();
+        Some(self.sequences.len() + before)
+    }
+
+    pub fn first_non_sequence_input(&self) -> usize {
+        self.sequences.len() + self.recurrent_outputs().count()
+    }
+
+    pub fn n_steps_input(&self) -> Option<usize> {
+        self.has_n_steps
+            .then(|| self.first_non_sequence_input() + self.non_sequences.len())
+    }
+
+    pub fn n_outer_inputs(&self) -> usize {
+        self.first_non_sequence_input() + self.non_sequences.len() + self.has_n_steps as usize
+    }
+
+    /// Position among the step's inputs of the first tap of sequence `index`.
+    pub fn first_sequence_tap_input(&self, index: usize) -> usize {
+        self.sequences[..index].iter().map(|s| s.taps.len()).sum()
+    }
+
+    /// Position among the step's inputs of the first tap of output `index`.
+    pub fn first_output_tap_input(&self, index: usize) -> usize {
+        let seq_taps: usize = self.sequences.iter().map(|s| s.taps.len()).sum();
+        seq_taps + self.outputs[..index].iter().map(|o| o.taps.len()).sum::<usize>()
+    }
+
+    /// Position among the step's inputs of the first non-sequence.
+    pub fn first_non_sequence_step_input(&self) -> usize {
+        self.first_output_tap_input(self.outputs.len())
+    }
+}

@@ -1,0 +1,70 @@
+//! The scan compiler: `scan! { ... }` source in, specialized Rust out.
+//!
+//! The pipeline, one module per stage: [`parse`] (syn -> surface [`ast`] with spans),
+//! [`lower`] (AST -> typed scan-graph [`ir`], calling the rules in [`check`] as it goes),
+//! [`emit`] (IR -> tokens that call scan-runtime). Errors are collected in a
+//! [`diag::Diagnostics`] and reported together. The proc macro (scan-macros) and the tests
+//! are thin doors into [`expand`] and [`compile_to_ir`].
+
+pub mod ast;
+pub mod check;
+pub mod diag;
+pub mod emit;
+pub mod ir;
+pub mod lower;
+pub mod parse;
+
+#[cfg(feature = "evaluator")]
+pub mod eval;
+
+use proc_macro2::TokenStream;
+
+/// Front end: tokens -> checked IR functions, or every error found.
+pub fn front_end(tokens: TokenStream) -> Result<Vec<ir::Function>, syn::Error> {
+    let items: parse::Items = syn::parse2(tokens)?;
+    let mut diag = diag::Diagnostics::default();
+    let program = parse::program(&items, &mut diag);
+    let functions = lower::program(&program, &mut diag);
+    diag.into_result()?;
+    Ok(functions)
+}
+
+/// The whole compiler: `scan!` tokens in, Rust items out. On errors, the output holds the
+/// errors plus a stub of each function with its declared signature, so the rest of the
+/// user's crate still type-checks and only the real mistakes are reported.
+pub fn expand(tokens: TokenStream) -> TokenStream {
+    let items: parse::Items = match syn::parse2(tokens) {
+        Ok(items) => items,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut diag = diag::Diagnostics::default();
+    let program = parse::program(&items, &mut diag);
+    let functions = lower::program(&program, &mut diag);
+    match diag.into_result() {
+        Ok(()) => emit::program(&program, &functions),
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            out.extend(emit::stubs(&items));
+            out
+        }
+    }
+}
+
+/// Source text -> checked IR (for the evaluator and tests).
+pub fn compile_to_ir(source: &str) -> Result<Vec<ir::Function>, String> {
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e}"))?;
+    front_end(tokens).map_err(|e| {
+        e.into_iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// The generated code for `source`, pretty-printed (expansion snapshots, debugging).
+pub fn expand_to_string(source: &str) -> Result<String, String> {
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e}"))?;
+    let out = expand(tokens);
+    let file: syn::File = syn::parse2(out).map_err(|e| e.to_string())?;
+    Ok(prettyplease::unparse(&file))
+}

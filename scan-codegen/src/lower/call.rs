@@ -1,0 +1,205 @@
+//! Named functions and methods of the step language (`a.f(b)` is `f(a, b)`). The
+//! elementwise family comes from `ir::elemwise`; the others are listed here, each with its
+//! type rule.
+
+use super::{Lowerer, Value};
+use crate::ast::{Expr, ExprKind, Lit};
+use crate::ir::{DType, ElemOp, Literal, NodeId, Op, ReduceOp, Type};
+
+/// Every callable name, for the "unknown function" message.
+const OTHER_FUNCTIONS: &[&str] = &[
+    "powi", "dot", "sum", "max", "min", "mean", "zeros_like", "ones_like", "arange",
+    "set_subtensor", "inc_subtensor", "transpose", "t",
+];
+
+impl Lowerer<'_> {
+    pub(super) fn call(&mut self, name: &syn::Ident, args: &[Expr], e: &Expr) -> Option<Value> {
+        let n = name.to_string();
+        let arity = |lo: usize, hi: usize| -> Result<(), String> {
+            if args.len() < lo || args.len() > hi {
+                let expected = if lo == hi { format!("{lo}") } else { format!("{lo} or {hi}") };
+                Err(format!("`{n}` takes {expected} argument(s), found {}", args.len()))
+            } else {
+                Ok(())
+            }
+        };
+        let check = |this: &mut Self, r: Result<(), String>| -> Option<()> {
+            r.map_err(|m| this.diag.error(e.span, m)).ok()
+        };
+        if let Some(op) = ElemOp::by_name(&n) {
+            check(self, arity(op.arity(), op.arity()))?;
+            let values: Vec<Option<Value>> = args.iter().map(|a| self.value(a)).collect();
+            return self.elemwise(op, values.into_iter().collect::<Option<Vec<_>>>()?, e);
+        }
+        match n.as_str() {
+            "powi" => {
+                check(self, arity(2, 2))?;
+                let x = self.value(&args[0])?;
+                let exponent = match &args[1].kind {
+                    ExprKind::Lit(Lit::Int(v, _)) => i32::try_from(*v).ok(),
+                    ExprKind::Unary("-", inner) => match &inner.kind {
+                        ExprKind::Lit(Lit::Int(v, _)) => i32::try_from(-*v).ok(),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some(k) = exponent else {
+                    self.diag.error(args[1].span, "the exponent of `powi` is an integer literal (i32); use `pow` for a computed exponent");
+                    return None;
+                };
+                self.elemwise(ElemOp::Powi(k), vec![x], e)
+            }
+            "dot" => {
+                check(self, arity(2, 2))?;
+                let a = self.value(&args[0]);
+                let b = self.value(&args[1]);
+                self.dot(a?, b?, e)
+            }
+            "sum" | "max" | "min" | "mean" => {
+                check(self, arity(1, 2))?;
+                let op = match n.as_str() {
+                    "sum" => ReduceOp::Sum,
+                    "max" => ReduceOp::Max,
+                    "min" => ReduceOp::Min,
+                    _ => ReduceOp::Mean,
+                };
+                let x = self.value(&args[0])?;
+                self.reduce(op, x, args.get(1), e)
+            }
+            "zeros_like" | "ones_like" => {
+                check(self, arity(1, 1))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let value = super::expr::convert(Literal::Int((n == "ones_like") as i64), t.dtype);
+                if t.rank == 0 {
+                    let id = self.graph().add_const(value, t.dtype, e.span, &e.label);
+                    return Some(Value { id, weak: false });
+                }
+                Some(Value { id: self.add(Op::FillLike { value }, vec![x.id], t, e), weak: false })
+            }
+            "arange" => {
+                check(self, arity(1, 1))?;
+                let count = self.index_operand(&args[0], "the length given to `arange`")?;
+                let id = self.add(Op::Arange, vec![count], Type::new(DType::I64, 1), e);
+                Some(Value { id, weak: false })
+            }
+            "set_subtensor" | "inc_subtensor" => {
+                check(self, arity(2, 2))?;
+                self.set_subtensor(&args[0], &args[1], n == "inc_subtensor", e)
+            }
+            "transpose" | "t" => {
+                check(self, arity(1, 1))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                if t.rank < 2 {
+                    return Some(x);
+                }
+                Some(Value { id: self.add(Op::Transpose, vec![x.id], t, e), weak: false })
+            }
+            _ => {
+                let mut all: Vec<&str> = ElemOp::NAMED.iter().map(|(n, _)| *n).collect();
+                all.extend(OTHER_FUNCTIONS);
+                self.diag.error(
+                    name.span(),
+                    format!("unknown function `{n}`: expected one of {}", all.join(", ")),
+                );
+                None
+            }
+        }
+    }
+
+    fn dot(&mut self, a: Value, b: Value, e: &Expr) -> Option<Value> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        let rank = match (ta.rank, tb.rank) {
+            (1, 1) => 0,
+            (1, 2) | (2, 1) => 1,
+            (2, 2) => 2,
+            _ => {
+                self.diag.error(
+                    e.span,
+                    format!("`dot` multiplies vectors and matrices, found a {ta} and a {tb}; use `*` to scale by a scalar"),
+                );
+                return None;
+            }
+        };
+        let dtype = self.promote(&[a, b]);
+        if !dtype.is_number() {
+            self.diag.error(e.span, "`dot` expects numbers, found bool");
+            return None;
+        }
+        let inputs = vec![self.cast(a, dtype, e), self.cast(b, dtype, e)];
+        Some(Value { id: self.add(Op::Dot, inputs, Type::new(dtype, rank), e), weak: false })
+    }
+
+    fn reduce(&mut self, op: ReduceOp, x: Value, axis: Option<&Expr>, e: &Expr) -> Option<Value> {
+        let t = self.ty(x);
+        let dtype = match op {
+            ReduceOp::Mean => t.dtype.to_float(),
+            ReduceOp::Sum if t.dtype == DType::Bool => DType::I64,
+            _ if t.dtype == DType::Bool => {
+                self.diag.error(e.span, format!("`{}` expects numbers, found bool", op.name()));
+                return None;
+            }
+            _ => t.dtype,
+        };
+        let axis = match axis {
+            None => None,
+            Some(a) => Some(self.axis(a, t)?),
+        };
+        let input = self.cast(x, dtype, e);
+        if t.rank == 0 {
+            return Some(Value { id: input, weak: x.weak });
+        }
+        let rank = if axis.is_some() { t.rank - 1 } else { 0 };
+        let id = self.add(Op::Reduce { op, axis }, vec![input], Type::new(dtype, rank), e);
+        Some(Value { id, weak: false })
+    }
+
+    /// A literal axis of a value of type `t`, negative counting from the end.
+    fn axis(&mut self, a: &Expr, t: Type) -> Option<usize> {
+        let v = match &a.kind {
+            ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
+            ExprKind::Unary("-", inner) => match &inner.kind {
+                ExprKind::Lit(Lit::Int(v, _)) => Some(-*v),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(v) = v else {
+            self.diag.error(a.span, "an axis is an integer literal");
+            return None;
+        };
+        let rank = t.rank as i64;
+        let normalized = if v < 0 { v + rank } else { v };
+        if normalized < 0 || normalized >= rank {
+            self.diag.error(a.span, format!("axis {v} is out of range for a {t} (valid: {}..{})", -rank, rank));
+            return None;
+        }
+        Some(normalized as usize)
+    }
+
+    fn set_subtensor(&mut self, target: &Expr, value: &Expr, inc: bool, e: &Expr) -> Option<Value> {
+        if !matches!(target.kind, ExprKind::Index(..) | ExprKind::Slice(..)) {
+            self.diag.error(target.span, "the first argument of set_subtensor is an indexed value, such as `x[i][j]` or `x[a..b]`");
+            return None;
+        }
+        let (base, path) = self.path(target)?;
+        let region = self.subtensor_type(base, &path, target)?;
+        let v = self.value(value)?;
+        let vt = self.ty(v);
+        let base_t = self.ty(base);
+        if vt.rank > region.rank {
+            self.diag.error(value.span, format!("the value is a {vt} but the target region is a {region}"));
+            return None;
+        }
+        if !(v.weak || vt.dtype.casts_safely_to(base_t.dtype)) {
+            self.diag.error(value.span, format!("the value is {} but the array is {}: cast it with `as {}`", vt.dtype, base_t.dtype, base_t.dtype));
+            return None;
+        }
+        let v = self.cast(v, base_t.dtype, value);
+        let mut inputs: Vec<NodeId> = vec![base.id, v];
+        inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
+        let steps = path.iter().map(|(s, _)| *s).collect();
+        Some(Value { id: self.add(Op::SetSubtensor { path: steps, inc }, inputs, base_t, e), weak: false })
+    }
+}

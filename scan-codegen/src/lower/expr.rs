@@ -1,0 +1,235 @@
+//! Expressions: literals, names, operators, indexing, casts, tuples. Named functions are in
+//! `call.rs`, loops in `scan.rs`.
+
+use super::{Lowered, Lowerer, Value};
+use crate::ast::{Expr, ExprKind, Lit};
+use crate::ir::{DType, ElemOp, Literal, NodeId, Op, PathStep, Type};
+
+impl Lowerer<'_> {
+    pub(super) fn expr(&mut self, e: &Expr) -> Option<Lowered> {
+        let v = match &e.kind {
+            ExprKind::Lit(lit) => self.literal(lit, e),
+            ExprKind::Var(name) => {
+                let level = self.frames.len() - 1;
+                match self.lookup(level, name) {
+                    Some(v) => v,
+                    None => {
+                        self.diag.error(name.span(), format!("unknown name `{name}`: not a parameter, a `let` binding or a step argument"));
+                        return None;
+                    }
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let elem = match *op {
+                    "+" => ElemOp::Add,
+                    "-" => ElemOp::Sub,
+                    "*" => ElemOp::Mul,
+                    "/" => ElemOp::Div,
+                    "%" => ElemOp::Rem,
+                    "<" => ElemOp::Lt,
+                    "<=" => ElemOp::Le,
+                    ">" => ElemOp::Gt,
+                    ">=" => ElemOp::Ge,
+                    "==" => ElemOp::Eq,
+                    "!=" => ElemOp::Ne,
+                    "&&" => ElemOp::And,
+                    _ => ElemOp::Or,
+                };
+                let a = self.value(a);
+                let b = self.value(b);
+                self.elemwise(elem, vec![a?, b?], e)?
+            }
+            ExprKind::Unary(op, inner) => {
+                if *op == "-" {
+                    if let ExprKind::Lit(Lit::Int(v, d)) = &inner.kind {
+                        return Some(Lowered::Single(self.literal(&Lit::Int(-v, *d), e)));
+                    }
+                    if let ExprKind::Lit(Lit::Float(v, d)) = &inner.kind {
+                        return Some(Lowered::Single(self.literal(&Lit::Float(-v, *d), e)));
+                    }
+                }
+                let x = self.value(inner)?;
+                let elem = if *op == "-" { ElemOp::Neg } else { ElemOp::Not };
+                self.elemwise(elem, vec![x], e)?
+            }
+            ExprKind::Call(name, args) => return self.call(name, args, e).map(Lowered::Single),
+            ExprKind::Index(..) | ExprKind::Slice(..) => {
+                let (base, path) = self.path(e)?;
+                let ty = self.subtensor_type(base, &path, e)?;
+                let mut inputs = vec![base.id];
+                inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
+                let steps = path.iter().map(|(s, _)| *s).collect();
+                let id = self.add(Op::Subtensor { path: steps }, inputs, ty, e);
+                Value { id, weak: false }
+            }
+            ExprKind::Cast(inner, dtype) => {
+                let x = self.value(inner)?;
+                Value { id: self.cast(x, *dtype, e), weak: false }
+            }
+            ExprKind::Tuple(items) => {
+                let values: Vec<Option<Value>> = items.iter().map(|i| self.value(i)).collect();
+                return Some(Lowered::Tuple(values.into_iter().collect::<Option<Vec<_>>>()?));
+            }
+            ExprKind::Scan(call) => return self.scan(call),
+            ExprKind::Until(_) => {
+                self.diag.error(e.span, "`until(cond)` must be the last value a step returns: `(x_t, until(cond))`");
+                return None;
+            }
+            ExprKind::Ok(_) => {
+                self.diag.error(e.span, "`Ok(..)` is only valid as a function's final value");
+                return None;
+            }
+        };
+        Some(Lowered::Single(v))
+    }
+
+    /// An expression that must be one value (not a tuple).
+    pub(super) fn value(&mut self, e: &Expr) -> Option<Value> {
+        match self.expr(e)? {
+            Lowered::Single(v) => Some(v),
+            Lowered::Tuple(vs) => {
+                self.diag.error(e.span, format!("expected one value, found a tuple of {}", vs.len()));
+                None
+            }
+        }
+    }
+
+    fn literal(&mut self, lit: &Lit, e: &Expr) -> Value {
+        let (value, dtype, weak) = match *lit {
+            Lit::Int(v, d) => (Literal::Int(v), d.unwrap_or(DType::I64), d.is_none()),
+            Lit::Float(v, d) => (Literal::Float(v), d.unwrap_or(DType::F64), d.is_none()),
+            Lit::Bool(b) => (Literal::Bool(b), DType::Bool, false),
+        };
+        let id = self.graph().add_const(convert(value, dtype), dtype, e.span, &e.label);
+        Value { id, weak }
+    }
+
+    /// `v` as `dtype`: itself, a retyped constant, or a `Cast` node.
+    pub(super) fn cast(&mut self, v: Value, dtype: DType, e: &Expr) -> NodeId {
+        let node = self.graph().node(v.id).clone();
+        if node.ty.dtype == dtype {
+            return v.id;
+        }
+        if let Op::Const(lit) = node.op {
+            return self.graph().add_const(convert(lit, dtype), dtype, node.span, &node.label);
+        }
+        self.add(Op::Cast, vec![v.id], node.ty.with_dtype(dtype), e)
+    }
+
+    /// Applies an elementwise operation: promotes the operands (weak literals adapt),
+    /// casts them to the operand dtype, and broadcasts ranks.
+    pub(super) fn elemwise(&mut self, op: ElemOp, args: Vec<Value>, e: &Expr) -> Option<Value> {
+        let (cond, data) = if op == ElemOp::Where { args.split_at(1) } else { args.split_at(0) };
+        if let Some(c) = cond.first() {
+            let ct = self.ty(*c);
+            if ct.dtype != DType::Bool {
+                self.diag.error(e.span, format!("the condition of `where` must be bool, found {}", ct));
+                return None;
+            }
+        }
+        let promoted = self.promote(data);
+        let Some(operand) = op.operand_dtype(promoted) else {
+            let expected = if op.rule() == crate::ir::TypeRule::Logical { "bool" } else { "numbers" };
+            self.diag.error(e.span, format!("`{}` expects {expected}, found {promoted}", op.name()));
+            return None;
+        };
+        let mut inputs: Vec<NodeId> = cond.iter().map(|c| c.id).collect();
+        for v in data {
+            inputs.push(self.cast(*v, operand, e));
+        }
+        let rank = args.iter().map(|v| self.ty(*v).rank).max().unwrap_or(0);
+        let weak = data.iter().all(|v| v.weak) && cond.is_empty();
+        let ty = Type::new(op.result_dtype(operand), rank);
+        Some(Value { id: self.add(Op::Elemwise(op), inputs, ty, e), weak })
+    }
+
+    /// numpy's promotion with weak literals: a literal takes the dtype of the typed operands
+    /// unless it is a float among integers (then f64).
+    pub(super) fn promote(&self, values: &[Value]) -> DType {
+        let strong: Vec<DType> = values.iter().filter(|v| !v.weak).map(|v| self.ty(*v).dtype).collect();
+        let weak: Vec<DType> = values.iter().filter(|v| v.weak).map(|v| self.ty(*v).dtype).collect();
+        let fold = |ds: &[DType]| ds.iter().copied().reduce(DType::promote);
+        match (fold(&strong), fold(&weak)) {
+            (Some(s), Some(w)) if w.is_float() && !s.is_float() => DType::promote(s, DType::F64),
+            (Some(s), _) => s,
+            (None, Some(w)) => w,
+            (None, None) => DType::F64,
+        }
+    }
+
+    /// A scalar integer operand (an index, a bound, a count) as i64.
+    pub(super) fn index_operand(&mut self, e: &Expr, what: &str) -> Option<NodeId> {
+        let v = self.value(e)?;
+        let t = self.ty(v);
+        if t.rank != 0 || !t.dtype.is_int() {
+            self.diag.error(e.span, format!("{what} must be a scalar integer, found {t}"));
+            return None;
+        }
+        Some(self.cast(v, DType::I64, e))
+    }
+
+    /// `x[i][a..b]...` -> the base value and each step with its operands.
+    pub(super) fn path(&mut self, e: &Expr) -> Option<(Value, Vec<(PathStep, Vec<NodeId>)>)> {
+        match &e.kind {
+            ExprKind::Index(base, idx) => {
+                let (b, mut path) = self.path(base)?;
+                let i = self.index_operand(idx, "an index")?;
+                path.push((PathStep::Index, vec![i]));
+                Some((b, path))
+            }
+            ExprKind::Slice(base, start, end) => {
+                let (b, mut path) = self.path(base)?;
+                let mut ops = Vec::new();
+                if let Some(s) = start {
+                    ops.push(self.index_operand(s, "a slice bound")?);
+                }
+                if let Some(s) = end {
+                    ops.push(self.index_operand(s, "a slice bound")?);
+                }
+                path.push((PathStep::Slice { start: start.is_some(), end: end.is_some() }, ops));
+                Some((b, path))
+            }
+            _ => Some((self.value(e)?, Vec::new())),
+        }
+    }
+
+    /// The type of `base` after `path`; an error if it indexes more axes than there are.
+    pub(super) fn subtensor_type(&mut self, base: Value, path: &[(PathStep, Vec<NodeId>)], e: &Expr) -> Option<Type> {
+        let t = self.ty(base);
+        let removed = path.iter().filter(|(s, _)| *s == PathStep::Index).count();
+        let mut rank = t.rank;
+        for (step, _) in path {
+            if rank == 0 {
+                self.diag.error(e.span, format!("too many indices: the value is a {t}"));
+                return None;
+            }
+            if *step == PathStep::Index {
+                rank -= 1;
+            }
+        }
+        debug_assert_eq!(rank, t.rank - removed);
+        Some(t.with_rank(rank))
+    }
+}
+
+/// A literal converted to `dtype` the way a cast would.
+pub(crate) fn convert(value: Literal, dtype: DType) -> Literal {
+    let as_f64 = match value {
+        Literal::Bool(b) => b as i64 as f64,
+        Literal::Int(v) => v as f64,
+        Literal::Float(v) => v,
+    };
+    match dtype {
+        DType::Bool => Literal::Bool(as_f64 != 0.0),
+        DType::I32 => Literal::Int(match value {
+            Literal::Int(v) => v as i32 as i64,
+            _ => as_f64 as i32 as i64,
+        }),
+        DType::I64 => Literal::Int(match value {
+            Literal::Int(v) => v,
+            _ => as_f64 as i64,
+        }),
+        DType::F32 => Literal::Float(as_f64 as f32 as f64),
+        DType::F64 => Literal::Float(as_f64),
+    }
+}

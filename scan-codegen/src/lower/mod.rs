@@ -1,0 +1,206 @@
+//! Stage 2: surface AST -> typed scan graph. Names are resolved through a stack of frames
+//! (one per graph being built: the function body, then each enclosing step), types are
+//! inferred node by node, and casts are made explicit, so later stages never guess.
+
+mod call;
+mod expr;
+mod scan;
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+
+use crate::ast::{Block, ExprKind, FnDef, Pattern, Program, Stmt};
+use crate::diag::Diagnostics;
+use crate::ir::{self, Graph, NodeId, Op, Type};
+
+/// A value in a graph being built. `weak` marks untyped literals (and values computed only
+/// from them), whose dtype adapts to the other operand as numpy's Python scalars do.
+#[derive(Clone, Copy, Debug)]
+pub struct Value {
+    pub id: NodeId,
+    pub weak: bool,
+}
+
+/// What an expression lowers to: one value, or a tuple (scan results, step returns).
+pub enum Lowered {
+    Single(Value),
+    Tuple(Vec<Value>),
+}
+
+struct Frame {
+    graph: Graph,
+    names: HashMap<String, Value>,
+    /// Implicit non-sequences: (node in the enclosing graph, name).
+    captures: Vec<(NodeId, String)>,
+    strict: bool,
+}
+
+impl Frame {
+    fn new(strict: bool) -> Frame {
+        Frame { graph: Graph::default(), names: HashMap::new(), captures: Vec::new(), strict }
+    }
+}
+
+pub struct Lowerer<'d> {
+    frames: Vec<Frame>,
+    diag: &'d mut Diagnostics,
+}
+
+pub fn program(p: &Program, diag: &mut Diagnostics) -> Vec<ir::Function> {
+    p.functions
+        .iter()
+        .filter_map(|f| Lowerer { frames: Vec::new(), diag: &mut *diag }.function(f))
+        .collect()
+}
+
+impl Lowerer<'_> {
+    fn graph(&mut self) -> &mut Graph {
+        &mut self.frames.last_mut().expect("a frame is always open while lowering").graph
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.frames.last().expect("open frame").graph.ty(v.id)
+    }
+
+    fn bind(&mut self, name: &syn::Ident, v: Value) {
+        let n = name.to_string();
+        if n != "_" {
+            self.frames.last_mut().expect("open frame").names.insert(n, v);
+        }
+    }
+
+    /// Resolves `name` in frame `level`, capturing it from enclosing frames as an implicit
+    /// non-sequence of each step it crosses.
+    fn lookup(&mut self, level: usize, name: &syn::Ident) -> Option<Value> {
+        let key = name.to_string();
+        if let Some(v) = self.frames[level].names.get(&key) {
+            return Some(*v);
+        }
+        if level == 0 {
+            return None;
+        }
+        let outer = self.lookup(level - 1, name)?;
+        let ty = self.frames[level - 1].graph.ty(outer.id);
+        if self.frames[level].strict {
+            self.diag.error(
+                name.span(),
+                format!("`{key}` is defined outside the step but not passed to it: with `strict = true`, add `{key}` to `non_sequences` (and a step argument for it)"),
+            );
+        }
+        let frame = &mut self.frames[level];
+        let id = frame.graph.add_input(&key, ty, name.span());
+        frame.captures.push((outer.id, key.clone()));
+        let v = Value { id, weak: outer.weak };
+        frame.names.insert(key, v);
+        Some(v)
+    }
+
+    fn function(&mut self, f: &FnDef) -> Option<ir::Function> {
+        self.frames.push(Frame::new(false));
+        let mut params = Vec::new();
+        for p in &f.params {
+            let name = p.name.to_string();
+            let id = self.graph().add_input(&name, p.ty.ty, p.name.span());
+            self.bind(&p.name, Value { id, weak: false });
+            params.push(ir::Param { name, ty: p.ty.ty, kind: p.ty.kind, span: p.name.span() });
+        }
+        self.statements(&f.body);
+        let result = &f.body.result;
+        let outputs = match &result.kind {
+            ExprKind::Ok(inner) => self.function_results(f, inner),
+            _ => {
+                self.diag.error(result.span, "a scan! function ends with `Ok(value)` or `Ok((a, b))`");
+                None
+            }
+        };
+        let frame = self.frames.pop().expect("function frame");
+        let mut graph = frame.graph;
+        graph.outputs = outputs?;
+        Some(ir::Function {
+            name: f.name.to_string(),
+            params,
+            results: f.results.iter().map(|r| r.ty).collect(),
+            tuple_result: f.tuple_result,
+            graph,
+        })
+    }
+
+    /// Matches the returned values against the declared result types.
+    fn function_results(&mut self, f: &FnDef, e: &crate::ast::Expr) -> Option<Vec<NodeId>> {
+        let values = match self.expr(e)? {
+            Lowered::Single(v) if !f.tuple_result => vec![v],
+            Lowered::Tuple(vs) if f.tuple_result => vs,
+            Lowered::Single(_) => {
+                self.diag.error(e.span, format!("the signature returns a tuple of {} values: return `Ok((a, b, ..))`", f.results.len()));
+                return None;
+            }
+            Lowered::Tuple(vs) => {
+                self.diag.error(e.span, format!("the signature returns one value but this is a tuple of {}", vs.len()));
+                return None;
+            }
+        };
+        if values.len() != f.results.len() {
+            self.diag.error(
+                e.span,
+                format!("the signature returns {} values but {} are returned here", f.results.len(), values.len()),
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for (v, declared) in values.into_iter().zip(&f.results) {
+            let found = self.ty(v);
+            let id = if v.weak && found.rank == declared.ty.rank {
+                self.cast(v, declared.ty.dtype, e)
+            } else {
+                v.id
+            };
+            let found = self.graph().ty(id);
+            if found != declared.ty {
+                self.diag.error(
+                    e.span,
+                    format!("the signature declares a {} here but the value is a {}", declared.ty, found),
+                );
+            }
+            out.push(id);
+        }
+        Some(out)
+    }
+
+    fn statements(&mut self, block: &Block) {
+        for stmt in &block.stmts {
+            let Stmt::Let { pattern, value } = stmt;
+            if let Some(lowered) = self.expr(value) {
+                self.bind_pattern(pattern, lowered, value.span);
+            }
+        }
+    }
+
+    fn bind_pattern(&mut self, pattern: &Pattern, value: Lowered, span: Span) {
+        match (pattern, value) {
+            (Pattern::Wild(_), _) => {}
+            (Pattern::Name(n), Lowered::Single(v)) => self.bind(n, v),
+            (Pattern::Name(n), Lowered::Tuple(vs)) => self.diag.error(
+                n.span(),
+                format!("this value is a tuple of {} values: destructure it with `let ({}) = ...`", vs.len(), vec!["_"; vs.len()].join(", ")),
+            ),
+            (Pattern::Tuple(ps, s), Lowered::Tuple(vs)) => {
+                if ps.len() != vs.len() {
+                    self.diag.error(*s, format!("expected a pattern of {} names to match the {} values, found {}", vs.len(), vs.len(), ps.len()));
+                    return;
+                }
+                for (p, v) in ps.iter().zip(vs) {
+                    self.bind_pattern(p, Lowered::Single(v), span);
+                }
+            }
+            (Pattern::Tuple(_, s), Lowered::Single(_)) => {
+                self.diag.error(*s, "this value is not a tuple: bind it to one name");
+            }
+        }
+    }
+
+    /// Adds a node to the current graph, typed, spanned and labelled from `e`.
+    fn add(&mut self, op: Op, inputs: Vec<NodeId>, ty: Type, e: &crate::ast::Expr) -> NodeId {
+        self.graph().add(ir::Node { op, inputs, ty, span: e.span, label: e.label.clone() })
+    }
+}

@@ -1,0 +1,247 @@
+//! scan, map, reduce, foldl, foldr -> a `Scan` node with its step as an inner graph.
+
+use super::{Frame, Lowered, Lowerer, Value};
+use crate::ast::{Expr, ExprKind, OutputInfo, ScanCall, ScanKind};
+use crate::check::scan as rules;
+use crate::ir::{
+    DType, Literal, NodeId, NonSequence, Op, Output, PathStep, ScanOp, Sequence, Type,
+};
+
+/// A step argument to create: its type and its name for messages.
+struct StepInput {
+    ty: Type,
+    weak: bool,
+    describe: String,
+}
+
+fn tap_name(label: &str, tap: i64) -> String {
+    match tap {
+        0 => format!("{label}[t]"),
+        t if t > 0 => format!("{label}[t+{t}]"),
+        t => format!("{label}[t{t}]"),
+    }
+}
+
+impl Lowerer<'_> {
+    pub(super) fn scan(&mut self, call: &ScanCall) -> Option<Lowered> {
+        let mut ok = true;
+        let mut step_inputs: Vec<StepInput> = Vec::new();
+        let mut outer_inputs: Vec<NodeId> = Vec::new();
+
+        // Sequences.
+        let mut sequences = Vec::new();
+        for s in &call.sequences {
+            let Some(v) = self.value(&s.value) else {
+                ok = false;
+                continue;
+            };
+            let t = self.ty(v);
+            if t.rank == 0 {
+                self.diag.error(s.value.span, format!("a sequence is iterated over its leading axis; `{}` is a {t}", s.value.label));
+                ok = false;
+                continue;
+            }
+            let taps: Vec<(i64, proc_macro2::Span)> = match &s.taps {
+                Some((taps, _)) => taps.clone(),
+                None => vec![(0, s.value.span)],
+            };
+            ok &= rules::sequence_taps(&taps, self.diag);
+            for (tap, _) in &taps {
+                step_inputs.push(StepInput { ty: t.with_rank(t.rank - 1), weak: false, describe: tap_name(&s.value.label, *tap) });
+            }
+            outer_inputs.push(v.id);
+            sequences.push(Sequence { taps: taps.iter().map(|t| t.0).collect(), label: s.value.label.clone(), span: s.value.span });
+        }
+
+        // Outputs and their initial states.
+        let mut outputs = Vec::new();
+        // Per output: the expected type of one step and the initial state's label.
+        let mut rows: Vec<Option<(Type, String)>> = Vec::new();
+        if let Some((infos, _)) = &call.outputs_info {
+            for (i, info) in infos.iter().enumerate() {
+                match info {
+                    OutputInfo::None(span) => {
+                        outputs.push(Output { taps: Vec::new(), label: format!("output {i}"), span: *span });
+                        rows.push(None);
+                    }
+                    OutputInfo::Init(t) => {
+                        let taps: Vec<(i64, proc_macro2::Span)> = match &t.taps {
+                            Some((taps, _)) => taps.clone(),
+                            None => vec![(-1, t.value.span)],
+                        };
+                        let taps_ok = rules::output_taps(&taps, self.diag);
+                        let tap_values: Vec<i64> = taps.iter().map(|t| t.0).collect();
+                        let init = self.value(&t.value);
+                        let row = init.and_then(|v| {
+                            let it = self.ty(v);
+                            rules::output_row_type(it, &tap_values, &t.value.label, t.value.span, self.diag)
+                                .map(|row| (v, row))
+                        });
+                        let (Some((init, row)), true) = (row, taps_ok) else {
+                            ok = false;
+                            rows.push(None);
+                            outputs.push(Output { taps: Vec::new(), label: t.value.label.clone(), span: t.value.span });
+                            continue;
+                        };
+                        for tap in &tap_values {
+                            step_inputs.push(StepInput { ty: row, weak: init.weak, describe: tap_name(&t.value.label, *tap) });
+                        }
+                        outer_inputs.push(init.id);
+                        rows.push(Some((row, t.value.label.clone())));
+                        outputs.push(Output { taps: tap_values, label: t.value.label.clone(), span: t.value.span });
+                    }
+                }
+            }
+        }
+
+        // Explicit non-sequences.
+        let mut non_sequences = Vec::new();
+        for e in &call.non_sequences {
+            let Some(v) = self.value(e) else {
+                ok = false;
+                continue;
+            };
+            step_inputs.push(StepInput { ty: self.ty(v), weak: v.weak, describe: e.label.clone() });
+            outer_inputs.push(v.id);
+            non_sequences.push(NonSequence { label: e.label.clone(), implicit: false });
+        }
+
+        // The number of steps.
+        let n_steps = match &call.n_steps {
+            Some(e) => Some(self.index_operand(e, "n_steps")),
+            None => None,
+        };
+        if n_steps.is_none() && sequences.is_empty() && call.sequences.is_empty() {
+            self.diag.error(call.span, format!("`{}` needs `sequences` or `n_steps` to know how many steps to run", call.kind.name()));
+            ok = false;
+        }
+
+        // The step.
+        let described: Vec<String> = step_inputs.iter().map(|s| s.describe.clone()).collect();
+        ok &= rules::step_arguments(&described, call.step.params.len(), call.step.params_span, self.diag);
+        self.frames.push(Frame::new(call.strict));
+        for (param, input) in call.step.params.iter().zip(&step_inputs) {
+            let id = self.graph().add_input(&param.to_string(), input.ty, param.span());
+            self.bind(param, Value { id, weak: input.weak });
+        }
+        self.statements(&call.step.body);
+        let step_result = self.step_result(&call.step.body.result);
+        let frame = self.frames.pop().expect("step frame");
+        let (returned, until) = step_result?;
+        let mut step = frame.graph;
+        for (outer, name) in &frame.captures {
+            outer_inputs.push(*outer);
+            non_sequences.push(NonSequence { label: name.clone(), implicit: true });
+        }
+        if let Some(Some(n)) = n_steps {
+            outer_inputs.push(n);
+        } else if let Some(None) = n_steps {
+            ok = false;
+        }
+
+        // Step results against outputs_info.
+        if call.outputs_info.is_none() {
+            for (i, (_, e)) in returned.iter().enumerate() {
+                outputs.push(Output { taps: Vec::new(), label: format!("output {i}"), span: e.span });
+                rows.push(None);
+            }
+        } else if !rules::output_count(outputs.len(), returned.len(), call.step.body.result.span, self.diag) {
+            return None;
+        }
+        let mut results = Vec::new();
+        let mut result_types = Vec::new();
+        for (i, ((v, e), row)) in returned.iter().zip(&rows).enumerate() {
+            let found = step.ty(v.id);
+            let id = match row {
+                None => v.id,
+                Some((row, label)) => match rules::step_result(i, label, *row, found, v.weak, e.span, self.diag) {
+                    rules::ResultFit::Same => v.id,
+                    rules::ResultFit::Upcast(d) => step.add(crate::ir::Node {
+                        op: if let Op::Const(l) = step.node(v.id).op { Op::Const(super::expr::convert(l, d)) } else { Op::Cast },
+                        inputs: if matches!(step.node(v.id).op, Op::Const(_)) { vec![] } else { vec![v.id] },
+                        ty: found.with_dtype(d),
+                        span: e.span,
+                        label: e.label.clone(),
+                    }),
+                    rules::ResultFit::Mismatch => {
+                        ok = false;
+                        v.id
+                    }
+                },
+            };
+            result_types.push(step.ty(id));
+            results.push(id);
+        }
+        if let Some(cond) = until {
+            results.push(cond);
+        }
+        step.outputs = results;
+        if !ok {
+            return None;
+        }
+
+        let op = ScanOp {
+            name: call.name.clone(),
+            sequences,
+            outputs,
+            non_sequences,
+            has_n_steps: n_steps.is_some(),
+            go_backwards: call.go_backwards,
+            has_until: until.is_some(),
+            step,
+        };
+        let label = call.name.clone().unwrap_or_else(|| call.kind.name().to_string());
+        let scan_expr = Expr { kind: ExprKind::Tuple(Vec::new()), span: call.span, label };
+        let scan = self.add(Op::Scan(Box::new(op)), outer_inputs, Type::scalar(DType::Bool), &scan_expr);
+        let mut values = Vec::new();
+        for (i, t) in result_types.iter().enumerate() {
+            let all = self.add(Op::ScanOutput { index: i }, vec![scan], t.with_rank(t.rank + 1), &scan_expr);
+            let id = match call.kind {
+                ScanKind::Reduce | ScanKind::Foldl | ScanKind::Foldr => {
+                    let last = self.graph().add_const(Literal::Int(-1), DType::I64, call.span, "-1");
+                    self.add(Op::Subtensor { path: vec![PathStep::Index] }, vec![all, last], *t, &scan_expr)
+                }
+                ScanKind::Scan | ScanKind::Map => all,
+            };
+            values.push(Value { id, weak: false });
+        }
+        Some(match values.as_slice() {
+            [one] => Lowered::Single(*one),
+            _ => Lowered::Tuple(values),
+        })
+    }
+
+    /// The step's returned values (with their expressions) and its `until` condition.
+    #[allow(clippy::type_complexity)]
+    fn step_result<'e>(&mut self, result: &'e Expr) -> Option<(Vec<(Value, &'e Expr)>, Option<NodeId>)> {
+        let items: Vec<&Expr> = match &result.kind {
+            ExprKind::Tuple(items) => items.iter().collect(),
+            _ => vec![result],
+        };
+        let (last, rest) = items.split_last()?;
+        let (values, until) = match &last.kind {
+            ExprKind::Until(cond) => (rest, Some(cond)),
+            _ => (&items[..], None),
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for e in values {
+            match self.value(e) {
+                Some(v) => out.push((v, *e)),
+                None => ok = false,
+            }
+        }
+        let cond = match until {
+            Some(c) => {
+                let v = self.value(c)?;
+                let t = self.ty(v);
+                if !rules::until_condition(t, c.span, self.diag) {
+                    return None;
+                }
+                Some(v.id)
+            }
+            None => None,
+        };
+        ok.then_some((out, cond))
+    }
+}

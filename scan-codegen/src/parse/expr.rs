@@ -1,0 +1,285 @@
+//! syn expressions -> surface AST expressions. Only the step language is accepted; anything
+//! else is an error spanned on the offending token.
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+
+use super::scan_call;
+use crate::ast::{Block, Expr, ExprKind, Lit, Pattern, ScanKind, Stmt};
+use crate::diag::Diagnostics;
+use crate::ir::DType;
+
+/// The user's text for an expression, compacted for messages (`x_tm1.dot(w)`).
+pub fn label(e: &impl ToTokens) -> String {
+    let raw = e.to_token_stream().to_string();
+    let mut s = raw;
+    for (from, to) in [
+        (" . ", "."),
+        (" (", "("),
+        ("( ", "("),
+        (" )", ")"),
+        (" [", "["),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ,", ","),
+        ("- ", "-"),
+        (" ..", ".."),
+        (".. ", ".."),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+fn literal_dtype(suffix: &str, span: proc_macro2::Span, diag: &mut Diagnostics) -> Option<DType> {
+    if suffix.is_empty() {
+        return None;
+    }
+    let d = DType::from_rust_name(suffix);
+    if d.is_none() {
+        diag.error(span, format!("unsupported literal suffix `{suffix}`: expected one of i32, i64, f32, f64"));
+    }
+    d
+}
+
+pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
+    let span = e.span();
+    let kind = match e {
+        syn::Expr::Paren(p) => return expr(&p.expr, diag),
+        syn::Expr::Group(g) => return expr(&g.expr, diag),
+        syn::Expr::Lit(l) => ExprKind::Lit(match &l.lit {
+            syn::Lit::Int(i) => {
+                let dtype = literal_dtype(i.suffix(), span, diag);
+                match i.base10_parse::<i64>() {
+                    Ok(v) if dtype.is_some_and(|d| d.is_float()) => Lit::Float(v as f64, dtype),
+                    Ok(v) => Lit::Int(v, dtype),
+                    Err(err) => {
+                        diag.error(span, format!("integer literal out of range for i64: {err}"));
+                        return None;
+                    }
+                }
+            }
+            syn::Lit::Float(f) => {
+                let dtype = literal_dtype(f.suffix(), span, diag);
+                if dtype.is_some_and(|d| !d.is_float()) {
+                    diag.error(span, "a float literal cannot have an integer suffix");
+                }
+                Lit::Float(f.base10_parse::<f64>().ok()?, dtype)
+            }
+            syn::Lit::Bool(b) => Lit::Bool(b.value),
+            other => {
+                diag.error(other.span(), "unsupported literal: expected a number or a bool");
+                return None;
+            }
+        }),
+        syn::Expr::Path(p) => match p.path.get_ident() {
+            Some(ident) if p.qself.is_none() => ExprKind::Var(ident.clone()),
+            _ => {
+                diag.error(span, "expected a variable name (paths are not part of the step language)");
+                return None;
+            }
+        },
+        syn::Expr::Binary(b) => {
+            let op: &'static str = match b.op {
+                syn::BinOp::Add(_) => "+",
+                syn::BinOp::Sub(_) => "-",
+                syn::BinOp::Mul(_) => "*",
+                syn::BinOp::Div(_) => "/",
+                syn::BinOp::Rem(_) => "%",
+                syn::BinOp::Lt(_) => "<",
+                syn::BinOp::Le(_) => "<=",
+                syn::BinOp::Gt(_) => ">",
+                syn::BinOp::Ge(_) => ">=",
+                syn::BinOp::Eq(_) => "==",
+                syn::BinOp::Ne(_) => "!=",
+                syn::BinOp::And(_) => "&&",
+                syn::BinOp::Or(_) => "||",
+                other => {
+                    diag.error(
+                        other.span(),
+                        "unsupported operator: expected one of + - * / % < <= > >= == != && ||",
+                    );
+                    return None;
+                }
+            };
+            let left = expr(&b.left, diag);
+            let right = expr(&b.right, diag);
+            ExprKind::Binary(op, Box::new(left?), Box::new(right?))
+        }
+        syn::Expr::Unary(u) => {
+            let op = match u.op {
+                syn::UnOp::Neg(_) => "-",
+                syn::UnOp::Not(_) => "!",
+                other => {
+                    diag.error(other.span(), "unsupported operator: expected unary `-` or `!`");
+                    return None;
+                }
+            };
+            ExprKind::Unary(op, Box::new(expr(&u.expr, diag)?))
+        }
+        syn::Expr::Call(c) => {
+            let name = match &*c.func {
+                syn::Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                    p.path.get_ident().cloned()
+                }
+                _ => None,
+            };
+            let Some(name) = name else {
+                diag.error(c.func.span(), "expected a function name");
+                return None;
+            };
+            let n = name.to_string();
+            if let Some(kind) = ScanKind::from_name(&n) {
+                ExprKind::Scan(Box::new(scan_call::scan_call(kind, c, diag)?))
+            } else if n == "until" || n == "Ok" {
+                if c.args.len() != 1 {
+                    diag.error(c.span(), format!("`{n}` takes one argument, found {}", c.args.len()));
+                    return None;
+                }
+                let inner = Box::new(expr(&c.args[0], diag)?);
+                if n == "until" {
+                    ExprKind::Until(inner)
+                } else {
+                    ExprKind::Ok(inner)
+                }
+            } else if n == "taps" {
+                diag.error(
+                    name.span(),
+                    "`taps(x, [..])` is only valid inside `sequences = [..]` or `outputs_info = [..]`",
+                );
+                return None;
+            } else {
+                let args: Vec<Option<Expr>> = c.args.iter().map(|a| expr(a, diag)).collect();
+                ExprKind::Call(name, args.into_iter().collect::<Option<Vec<_>>>()?)
+            }
+        }
+        syn::Expr::MethodCall(m) => {
+            if let Some(t) = &m.turbofish {
+                diag.error(t.span(), "turbofish is not supported: use `x as f32` to cast");
+            }
+            let mut args = vec![expr(&m.receiver, diag)];
+            args.extend(m.args.iter().map(|a| expr(a, diag)));
+            ExprKind::Call(m.method.clone(), args.into_iter().collect::<Option<Vec<_>>>()?)
+        }
+        syn::Expr::Index(i) => {
+            let base = Box::new(expr(&i.expr, diag)?);
+            match &*i.index {
+                syn::Expr::Range(r) => {
+                    if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                        diag.error(r.span(), "inclusive ranges `a..=b` are not supported: use `a..b`");
+                    }
+                    let start = match &r.start {
+                        Some(s) => Some(Box::new(expr(s, diag)?)),
+                        None => None,
+                    };
+                    let end = match &r.end {
+                        Some(s) => Some(Box::new(expr(s, diag)?)),
+                        None => None,
+                    };
+                    ExprKind::Slice(base, start, end)
+                }
+                idx => ExprKind::Index(base, Box::new(expr(idx, diag)?)),
+            }
+        }
+        syn::Expr::Cast(c) => {
+            let inner = expr(&c.expr, diag);
+            let dtype = super::types::param_type(&c.ty, &mut Diagnostics::default())
+                .filter(|t| t.ty.rank == 0 && t.kind != crate::ir::ParamKind::Usize)
+                .map(|t| t.ty.dtype);
+            let Some(dtype) = dtype else {
+                diag.error(c.ty.span(), "expected a dtype to cast to: one of f32, f64, i32, i64, bool");
+                return None;
+            };
+            ExprKind::Cast(Box::new(inner?), dtype)
+        }
+        syn::Expr::Tuple(t) => {
+            let items: Vec<Option<Expr>> = t.elems.iter().map(|a| expr(a, diag)).collect();
+            ExprKind::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?)
+        }
+        syn::Expr::Closure(c) => {
+            diag.error(c.span(), "a closure is only valid as the step function of scan, map, reduce, foldl or foldr");
+            return None;
+        }
+        other => {
+            diag.error(
+                other.span(),
+                "unsupported expression in scan!: expected arithmetic, a function or method call, indexing, slicing, a cast or a tuple",
+            );
+            return None;
+        }
+    };
+    Some(Expr {
+        kind,
+        span,
+        label: label(e),
+    })
+}
+
+fn pattern(p: &syn::Pat, diag: &mut Diagnostics) -> Option<Pattern> {
+    match p {
+        syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+            if let Some(m) = &i.mutability {
+                diag.error(m.span(), "scan! values are immutable: remove `mut`");
+            }
+            Some(Pattern::Name(i.ident.clone()))
+        }
+        syn::Pat::Wild(w) => Some(Pattern::Wild(w.span())),
+        syn::Pat::Tuple(t) => {
+            let items: Vec<Option<Pattern>> = t.elems.iter().map(|e| pattern(e, diag)).collect();
+            Some(Pattern::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?, t.span()))
+        }
+        syn::Pat::Type(t) => {
+            diag.error(t.ty.span(), "type annotations are not needed in scan!: types are inferred");
+            pattern(&t.pat, diag)
+        }
+        syn::Pat::Paren(p) => pattern(&p.pat, diag),
+        other => {
+            diag.error(other.span(), "expected a name, `_` or a tuple of names");
+            None
+        }
+    }
+}
+
+/// `{ let a = ..; let (b, c) = ..; result }`
+pub fn block(b: &syn::Block, diag: &mut Diagnostics) -> Option<Block> {
+    let mut stmts = Vec::new();
+    let mut result = None;
+    let mut has_result = false;
+    let n = b.stmts.len();
+    for (i, stmt) in b.stmts.iter().enumerate() {
+        match stmt {
+            syn::Stmt::Local(local) => {
+                let pat = pattern(&local.pat, diag);
+                let value = match &local.init {
+                    Some(init) => {
+                        if let Some((_, diverge)) = &init.diverge {
+                            diag.error(diverge.span(), "`let ... else` is not supported in scan!");
+                        }
+                        expr(&init.expr, diag)
+                    }
+                    None => {
+                        diag.error(local.span(), "a `let` in scan! needs a value: `let name = expr;`");
+                        None
+                    }
+                };
+                if let (Some(pattern), Some(value)) = (pat, value) {
+                    stmts.push(Stmt::Let { pattern, value });
+                }
+            }
+            syn::Stmt::Expr(e, None) if i + 1 == n => {
+                has_result = true;
+                result = expr(e, diag);
+            }
+            syn::Stmt::Expr(e, _) => {
+                diag.error(e.span(), "expected `let name = expr;` or the block's final value (no trailing `;`)");
+            }
+            other => {
+                diag.error(other.span(), "expected `let name = expr;` or the block's final value");
+            }
+        }
+    }
+    if !has_result {
+        diag.error(b.span(), "this block has no final value: end it with the expression it returns, without `;`");
+    }
+    Some(Block { stmts, result: result? })
+}

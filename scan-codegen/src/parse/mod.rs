@@ -1,0 +1,76 @@
+//! Stage 1: tokens -> surface AST (`crate::ast`), spans kept. Only syntax is checked here;
+//! names and types are the business of `lower`.
+
+mod expr;
+mod scan_call;
+mod types;
+
+pub use expr::label;
+
+use syn::spanned::Spanned;
+
+use crate::ast::{FnDef, ParamDef, Program};
+use crate::diag::Diagnostics;
+
+/// The items of a `scan!` block: one or more `fn`s.
+pub struct Items(pub Vec<syn::ItemFn>);
+
+impl syn::parse::Parse for Items {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let mut items = Vec::new();
+        while !input.is_empty() {
+            items.push(input.parse()?);
+        }
+        Ok(Items(items))
+    }
+}
+
+pub fn program(items: &Items, diag: &mut Diagnostics) -> Program {
+    let functions = items.0.iter().filter_map(|f| function(f, diag)).collect();
+    Program { functions }
+}
+
+fn function(f: &syn::ItemFn, diag: &mut Diagnostics) -> Option<FnDef> {
+    let sig = &f.sig;
+    if let Some(t) = sig.asyncness.as_ref().map(|a| a.span())
+        .or(sig.unsafety.as_ref().map(|u| u.span()))
+        .or(sig.constness.as_ref().map(|c| c.span()))
+    {
+        diag.error(t, "scan! functions are plain `fn`s: remove this qualifier");
+    }
+    if !sig.generics.params.is_empty() {
+        diag.error(sig.generics.span(), "scan! functions are not generic: dtypes and ranks are static");
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Typed(t) => {
+                let name = match &*t.pat {
+                    syn::Pat::Ident(i) => Some(i.ident.clone()),
+                    other => {
+                        diag.error(other.span(), "expected a parameter name");
+                        None
+                    }
+                };
+                let ty = types::param_type(&t.ty, diag);
+                if let (Some(name), Some(ty)) = (name, ty) {
+                    params.push(ParamDef { name, ty });
+                }
+            }
+            syn::FnArg::Receiver(r) => diag.error(r.span(), "scan! functions take no `self`"),
+        }
+    }
+    let results = types::results(&sig.output, diag);
+    let body = expr::block(&f.block, diag);
+    let (results, tuple_result) = results?;
+    Some(FnDef {
+        attrs: f.attrs.clone(),
+        vis: f.vis.clone(),
+        name: sig.ident.clone(),
+        params,
+        results,
+        tuple_result,
+        body: body?,
+        sig: sig.clone(),
+    })
+}

@@ -1,0 +1,359 @@
+//! Element types of scan arrays and the operations generic kernels need from them.
+//!
+//! Five dtypes exist, as in the scan language: `bool`, `i32`, `i64`, `f32`, `f64`.
+//! Integer arithmetic wraps (like numpy, and so that debug builds never panic on user data);
+//! float arithmetic is IEEE.
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+
+use crate::error::Result;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for bool {}
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// Any of the five dtypes. Sealed: kernels rely on these exact types.
+pub trait Element:
+    Copy + Default + PartialEq + PartialOrd + std::fmt::Debug + Send + Sync + 'static + sealed::Sealed
+{
+    /// The dtype's name in the scan language (and in Rust).
+    const NAME: &'static str;
+}
+
+/// Integer and float dtypes: everything arithmetic works on.
+pub trait Number: Element {
+    const ZERO: Self;
+    const ONE: Self;
+
+    /// `self + rhs`, wrapping for integers.
+    fn num_add(self, rhs: Self) -> Self;
+    /// `self - rhs`, wrapping for integers.
+    fn num_sub(self, rhs: Self) -> Self;
+    /// `self * rhs`, wrapping for integers.
+    fn num_mul(self, rhs: Self) -> Self;
+    /// `-self`, wrapping for integers.
+    fn num_neg(self) -> Self;
+    /// `|self|`, wrapping for integers (`abs(i32::MIN) == i32::MIN`, as numpy).
+    fn num_abs(self) -> Self;
+    /// numpy's `remainder`: the result has the sign of the divisor; an integer divisor of 0
+    /// gives 0.
+    fn num_rem(self, rhs: Self) -> Self;
+    /// numpy's `floor_divide`: rounds toward negative infinity; an integer divisor of 0
+    /// gives 0.
+    fn num_floor_div(self, rhs: Self) -> Self;
+    /// `self` to the integer power `n`. Integers wrap; a negative `n` gives 0 except for a
+    /// base of 1 or -1, as exact integer math truncated toward zero would.
+    fn num_powi(self, n: i32) -> Self;
+
+    /// The matrix product entry used by every dot kernel: `out = a · b` with `out` of shape
+    /// `(m, n)`, `a` `(m, k)`, `b` `(k, n)`, any strides. Floats go through matrixmultiply
+    /// (or a direct loop when the product is too small to pay for packing); integers use a
+    /// direct wrapping loop. Shapes are checked: `Err(Dot)` naming `what` when they
+    /// disagree, and nothing is written.
+    fn gemm(
+        out: ArrayViewMut2<'_, Self>,
+        a: ArrayView2<'_, Self>,
+        b: ArrayView2<'_, Self>,
+        what: &str,
+    ) -> Result<()>;
+}
+
+/// `f32` and `f64`: what the transcendental functions and `mean` need.
+pub trait Float: Number {
+    const NAN: Self;
+    const HALF: Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn tanh(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn powf(self, n: Self) -> Self;
+    fn floor(self) -> Self;
+    fn copysign(self, sign: Self) -> Self;
+    fn is_nan(self) -> bool;
+    fn div(self, rhs: Self) -> Self;
+    /// C's `fmod` (Rust's `%`): the remainder with the dividend's sign.
+    fn fmod(self, rhs: Self) -> Self;
+    /// The nearest value to `n`, for dividing by a count.
+    fn from_usize(n: usize) -> Self;
+}
+
+/// Conversion between dtypes with numpy's `astype` meaning: numbers convert with `as`
+/// (float to int truncates toward zero and saturates, NaN gives 0), `bool` becomes 0 or 1,
+/// and a number becomes `bool` when it is not 0 (NaN is true).
+pub trait Cast<U> {
+    fn cast(self) -> U;
+}
+
+impl Element for bool {
+    const NAME: &'static str = "bool";
+}
+
+macro_rules! int_impls {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+
+        impl Number for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+
+            #[inline]
+            fn num_add(self, rhs: Self) -> Self {
+                self.wrapping_add(rhs)
+            }
+            #[inline]
+            fn num_sub(self, rhs: Self) -> Self {
+                self.wrapping_sub(rhs)
+            }
+            #[inline]
+            fn num_mul(self, rhs: Self) -> Self {
+                self.wrapping_mul(rhs)
+            }
+            #[inline]
+            fn num_neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline]
+            fn num_abs(self) -> Self {
+                self.wrapping_abs()
+            }
+            #[inline]
+            fn num_rem(self, rhs: Self) -> Self {
+                if rhs == 0 {
+                    return 0;
+                }
+                // wrapping_rem: MIN % -1 is 0 instead of an overflow panic.
+                let r = self.wrapping_rem(rhs);
+                if r != 0 && ((r < 0) != (rhs < 0)) {
+                    r + rhs
+                } else {
+                    r
+                }
+            }
+            #[inline]
+            fn num_floor_div(self, rhs: Self) -> Self {
+                if rhs == 0 {
+                    return 0;
+                }
+                // wrapping_div: MIN / -1 wraps to MIN, as numpy does.
+                let q = self.wrapping_div(rhs);
+                if self.wrapping_rem(rhs) != 0 && ((self < 0) != (rhs < 0)) {
+                    q - 1
+                } else {
+                    q
+                }
+            }
+            #[inline]
+            fn num_powi(self, n: i32) -> Self {
+                if n >= 0 {
+                    self.wrapping_pow(n.unsigned_abs())
+                } else {
+                    match self {
+                        1 => 1,
+                        -1 => if n % 2 == 0 { 1 } else { -1 },
+                        _ => 0,
+                    }
+                }
+            }
+            #[inline]
+            fn gemm(
+                out: ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::gemm_loop(out, a, b, what)
+            }
+        }
+    )*};
+}
+
+int_impls!(i32, i64);
+
+macro_rules! float_impls {
+    ($($t:ident => $gemm:ident),*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+
+        impl Number for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+
+            #[inline]
+            fn num_add(self, rhs: Self) -> Self {
+                self + rhs
+            }
+            #[inline]
+            fn num_sub(self, rhs: Self) -> Self {
+                self - rhs
+            }
+            #[inline]
+            fn num_mul(self, rhs: Self) -> Self {
+                self * rhs
+            }
+            #[inline]
+            fn num_neg(self) -> Self {
+                -self
+            }
+            #[inline]
+            fn num_abs(self) -> Self {
+                self.abs()
+            }
+            #[inline]
+            fn num_rem(self, rhs: Self) -> Self {
+                float_divmod(self, rhs).1
+            }
+            #[inline]
+            fn num_floor_div(self, rhs: Self) -> Self {
+                float_divmod(self, rhs).0
+            }
+            #[inline]
+            fn num_powi(self, n: i32) -> Self {
+                self.powi(n)
+            }
+            #[inline]
+            fn gemm(
+                out: ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::$gemm(out, a, b, what)
+            }
+        }
+
+        impl Float for $t {
+            const NAN: Self = $t::NAN;
+            const HALF: Self = 0.5;
+            #[inline]
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            #[inline]
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            #[inline]
+            fn tanh(self) -> Self {
+                $t::tanh(self)
+            }
+            #[inline]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline]
+            fn powf(self, n: Self) -> Self {
+                $t::powf(self, n)
+            }
+            #[inline]
+            fn floor(self) -> Self {
+                $t::floor(self)
+            }
+            #[inline]
+            fn copysign(self, sign: Self) -> Self {
+                $t::copysign(self, sign)
+            }
+            #[inline]
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            #[inline]
+            fn div(self, rhs: Self) -> Self {
+                self / rhs
+            }
+            #[inline]
+            fn fmod(self, rhs: Self) -> Self {
+                self % rhs
+            }
+            #[inline]
+            fn from_usize(n: usize) -> Self {
+                n as $t
+            }
+        }
+    )*};
+}
+
+float_impls!(f32 => gemm_f32, f64 => gemm_f64);
+
+/// numpy's `npy_divmod`: floor division and the remainder with the divisor's sign, so that
+/// `a == div * b + rem` as closely as floats allow.
+#[inline]
+fn float_divmod<T: Float>(a: T, b: T) -> (T, T) {
+    let zero = T::ZERO;
+    let mut m = a.fmod(b);
+    if b == zero {
+        // numpy: a / 0 is ±inf or NaN, and the remainder is fmod's NaN.
+        return (a.div(b), m);
+    }
+    let mut div = a.num_sub(m).div(b);
+    if m != zero {
+        if (b < zero) != (m < zero) {
+            m = m.num_add(b);
+            div = div.num_sub(T::ONE);
+        }
+    } else {
+        m = zero.copysign(b);
+    }
+    let floordiv = if div != zero {
+        let mut f = div.floor();
+        if div.num_sub(f) > T::HALF {
+            f = f.num_add(T::ONE);
+        }
+        f
+    } else {
+        zero.copysign(a.div(b))
+    };
+    (floordiv, m)
+}
+
+// Casts between every ordered pair of dtypes.
+
+macro_rules! cast_as {
+    ($from:ty => $($to:ty),*) => {$(
+        impl Cast<$to> for $from {
+            #[inline]
+            fn cast(self) -> $to {
+                self as $to
+            }
+        }
+    )*};
+}
+
+cast_as!(i32 => i32, i64, f32, f64);
+cast_as!(i64 => i32, i64, f32, f64);
+cast_as!(f32 => i32, i64, f32, f64);
+cast_as!(f64 => i32, i64, f32, f64);
+
+macro_rules! cast_bool {
+    ($($t:ty => $zero:expr, $one:expr);*) => {$(
+        impl Cast<$t> for bool {
+            #[inline]
+            fn cast(self) -> $t {
+                if self { $one } else { $zero }
+            }
+        }
+        impl Cast<bool> for $t {
+            #[inline]
+            fn cast(self) -> bool {
+                // NaN != 0, so NaN is true, as in numpy.
+                self != $zero
+            }
+        }
+    )*};
+}
+
+cast_bool!(i32 => 0, 1; i64 => 0, 1; f32 => 0.0, 1.0; f64 => 0.0, 1.0);
+
+impl Cast<bool> for bool {
+    #[inline]
+    fn cast(self) -> bool {
+        self
+    }
+}

@@ -1,0 +1,246 @@
+//! The one error type of generated code. Every size problem found at run time becomes an
+//! `Error` value (never a panic), and its message names the user's argument or expression
+//! together with the sizes involved, so it can be read without looking at generated code.
+
+use std::fmt;
+
+/// A run-time failure of a `scan!` function. Messages are one sentence each.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// A sequence has fewer rows than the loop needs.
+    ///
+    /// `detail` says what needs the rows, for example "n_steps = 5 with taps [-4, 0]".
+    SequenceTooShort {
+        sequence: String,
+        length: usize,
+        required: usize,
+        detail: String,
+    },
+    /// A value (an initial state, an argument) has a shape other than the expected one.
+    ShapeMismatch {
+        what: String,
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
+    /// Operand shapes that numpy broadcasting cannot reconcile.
+    Broadcast {
+        what: String,
+        shapes: Vec<Vec<usize>>,
+    },
+    /// A dot product whose inner sizes differ.
+    Dot {
+        what: String,
+        left: Vec<usize>,
+        right: Vec<usize>,
+    },
+    /// An index outside `-length..length`.
+    IndexOutOfBounds {
+        what: String,
+        index: i64,
+        length: usize,
+    },
+    /// An operation that needs at least one element (or row) got none.
+    Empty { what: String },
+    /// Any other bad argument (a negative `n_steps`, an axis the array lacks, ...).
+    InvalidArgument { what: String, detail: String },
+}
+
+/// `Result` with [`Error`] as the default error, so `Result<T>` reads well in signatures
+/// and the two-parameter form still works when this alias shadows std's.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Writes a shape the way numpy prints it in messages: `[2, 3]`, `[]` for a scalar.
+struct Shape<'a>(&'a [usize]);
+
+impl fmt::Display for Shape<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::SequenceTooShort {
+                sequence,
+                length,
+                required,
+                detail,
+            } => write!(
+                f,
+                "sequence `{sequence}` has {} but {detail} needs {required}",
+                plural(*length, "row", "rows")
+            ),
+            Error::ShapeMismatch {
+                what,
+                expected,
+                found,
+            } => write!(
+                f,
+                "`{what}` has shape {} but shape {} was expected",
+                Shape(found),
+                Shape(expected)
+            ),
+            Error::Broadcast { what, shapes } => {
+                write!(f, "cannot broadcast shapes ")?;
+                for (i, s) in shapes.iter().enumerate() {
+                    match i {
+                        0 => {}
+                        _ if i + 1 == shapes.len() => write!(f, " and ")?,
+                        _ => write!(f, ", ")?,
+                    }
+                    write!(f, "{}", Shape(s))?;
+                }
+                write!(f, " together in `{what}`")
+            }
+            Error::Dot { what, left, right } => {
+                // The inner sizes are the last axis of the left operand and the first axis
+                // of the right one (its only axis for a vector).
+                let inner_left = left.last().copied().unwrap_or(1);
+                let inner_right = right.first().copied().unwrap_or(1);
+                write!(
+                    f,
+                    "cannot compute the dot product `{what}` of shapes {} and {}: \
+                     inner sizes {inner_left} and {inner_right} differ",
+                    Shape(left),
+                    Shape(right)
+                )
+            }
+            Error::IndexOutOfBounds {
+                what,
+                index,
+                length,
+            } => write!(
+                f,
+                "index {index} is out of bounds for `{what}` with length {length}"
+            ),
+            Error::Empty { what } => write!(
+                f,
+                "`{what}` got an empty array, which has no element or row to take"
+            ),
+            Error::InvalidArgument { what, detail } => write!(f, "invalid `{what}`: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_too_short_message() {
+        let e = Error::SequenceTooShort {
+            sequence: "u".into(),
+            length: 3,
+            required: 9,
+            detail: "n_steps = 5 with taps [-4, 0]".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "sequence `u` has 3 rows but n_steps = 5 with taps [-4, 0] needs 9"
+        );
+        let one = Error::SequenceTooShort {
+            sequence: "u".into(),
+            length: 1,
+            required: 2,
+            detail: "n_steps = 2 with taps [0]".into(),
+        };
+        assert_eq!(
+            one.to_string(),
+            "sequence `u` has 1 row but n_steps = 2 with taps [0] needs 2"
+        );
+    }
+
+    #[test]
+    fn shape_mismatch_message() {
+        let e = Error::ShapeMismatch {
+            what: "h0".into(),
+            expected: vec![4],
+            found: vec![3, 2],
+        };
+        assert_eq!(
+            e.to_string(),
+            "`h0` has shape [3, 2] but shape [4] was expected"
+        );
+    }
+
+    #[test]
+    fn broadcast_message() {
+        let two = Error::Broadcast {
+            what: "a + b".into(),
+            shapes: vec![vec![2, 3], vec![4]],
+        };
+        assert_eq!(
+            two.to_string(),
+            "cannot broadcast shapes [2, 3] and [4] together in `a + b`"
+        );
+        let three = Error::Broadcast {
+            what: "where(c, a, b)".into(),
+            shapes: vec![vec![2], vec![], vec![3]],
+        };
+        assert_eq!(
+            three.to_string(),
+            "cannot broadcast shapes [2], [] and [3] together in `where(c, a, b)`"
+        );
+    }
+
+    #[test]
+    fn dot_message() {
+        let e = Error::Dot {
+            what: "x.dot(w)".into(),
+            left: vec![3],
+            right: vec![4, 5],
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot compute the dot product `x.dot(w)` of shapes [3] and [4, 5]: \
+             inner sizes 3 and 4 differ"
+        );
+    }
+
+    #[test]
+    fn index_message() {
+        let e = Error::IndexOutOfBounds {
+            what: "xs".into(),
+            index: -4,
+            length: 3,
+        };
+        assert_eq!(
+            e.to_string(),
+            "index -4 is out of bounds for `xs` with length 3"
+        );
+    }
+
+    #[test]
+    fn empty_message() {
+        let e = Error::Empty {
+            what: "max(x)".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "`max(x)` got an empty array, which has no element or row to take"
+        );
+    }
+
+    #[test]
+    fn invalid_argument_message() {
+        let e = Error::InvalidArgument {
+            what: "n_steps".into(),
+            detail: "it must be >= 0, got -2".into(),
+        };
+        assert_eq!(e.to_string(), "invalid `n_steps`: it must be >= 0, got -2");
+        // The type works with `?` into boxed errors.
+        let boxed: Box<dyn std::error::Error> = Box::new(e.clone());
+        assert_eq!(boxed.to_string(), e.to_string());
+    }
+}

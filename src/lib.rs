@@ -1,0 +1,1 @@
+//! Support for the integration tests in `tests/` and the programs in `examples/`.
