@@ -357,3 +357,73 @@ impl Cast<bool> for bool {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_constants() {
+        assert_eq!(
+            [bool::NAME, i32::NAME, i64::NAME, f32::NAME, f64::NAME],
+            ["bool", "i32", "i64", "f32", "f64"]
+        );
+        assert_eq!((i32::ZERO, i32::ONE), (0, 1));
+        assert_eq!((i64::ZERO, i64::ONE), (0, 1));
+        assert_eq!((f32::ZERO, f32::ONE), (0.0, 1.0));
+        assert_eq!((f64::ZERO, f64::ONE), (0.0, 1.0));
+        assert!(<f64 as Float>::NAN.is_nan());
+        assert_eq!(<f32 as Float>::HALF, 0.5);
+        assert_eq!(<f64 as Float>::from_usize(3), 3.0);
+        assert_eq!(Float::fmod(-7.5f64, 2.0), -1.5);
+        assert_eq!(Float::div(1.0f32, 4.0), 0.25);
+        assert_eq!(Float::copysign(0.0f64, -1.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(Float::floor(-0.5f32), -1.0);
+        assert_eq!(Float::powf(2.0f64, 0.5), 2.0f64.sqrt());
+    }
+
+    /// Casts from one dtype to all five, collected for comparison.
+    fn all_casts<T>(x: T) -> (bool, i32, i64, f32, f64)
+    where
+        T: Cast<bool> + Cast<i32> + Cast<i64> + Cast<f32> + Cast<f64> + Copy,
+    {
+        (x.cast(), x.cast(), x.cast(), x.cast(), x.cast())
+    }
+
+    #[test]
+    fn casts_between_every_pair() {
+        assert_eq!(all_casts(true), (true, 1, 1, 1.0, 1.0));
+        assert_eq!(all_casts(false), (false, 0, 0, 0.0, 0.0));
+        assert_eq!(all_casts(-3i32), (true, -3, -3, -3.0, -3.0));
+        assert_eq!(all_casts(0i32), (false, 0, 0, 0.0, 0.0));
+        assert_eq!(all_casts(0i64), (false, 0, 0, 0.0, 0.0));
+        // i64 -> i32 wraps, as numpy's astype.
+        assert_eq!(
+            all_casts(1i64 << 33 | 5),
+            (true, 5, (1i64 << 33) | 5, 8589934597.0, 8589934597.0)
+        );
+        // Floats truncate toward zero.
+        assert_eq!(all_casts(-2.75f32), (true, -2, -2, -2.75, -2.75));
+        assert_eq!(all_casts(2.75f64), (true, 2, 2, 2.75, 2.75));
+        assert_eq!(all_casts(0.0f64), (false, 0, 0, 0.0, 0.0));
+        assert!(!all_casts(-0.0f32).0);
+        // NaN is true and becomes 0 as an integer (Rust's saturating `as`).
+        let (b, i, l, f, d) = all_casts(f64::NAN);
+        assert!(b && i == 0 && l == 0 && f.is_nan() && d.is_nan());
+        let (_, i, l, _, _) = all_casts(f32::INFINITY);
+        assert_eq!((i, l), (i32::MAX, i64::MAX));
+    }
+
+    #[test]
+    fn number_ops_by_dtype() {
+        assert_eq!(7i32.num_add(-9), -2);
+        assert_eq!(7i64.num_sub(9), -2);
+        assert_eq!(1.5f32.num_mul(2.0), 3.0);
+        assert_eq!(2.5f64.num_neg(), -2.5);
+        assert_eq!((-4i64).num_abs(), 4);
+        assert_eq!((-7i32).num_rem(2), 1);
+        assert_eq!((-7i64).num_floor_div(2), -4);
+        assert_eq!(3i32.num_powi(3), 27);
+        assert_eq!(2.0f32.num_powi(-1), 0.5);
+    }
+}

@@ -1,1 +1,133 @@
-pub fn program(_: &crate::ast::Program, _: &[crate::ir::Function]) -> proc_macro2::TokenStream { todo!() } pub fn stubs(_: &crate::parse::Items) -> proc_macro2::TokenStream { todo!() }
+//! Stage 4: IR -> Rust tokens. Each function becomes one specialized Rust function that
+//! calls scan-runtime through absolute paths (`::scan_runtime::__private`), so generated
+//! code never depends on what the user imported.
+//!
+//! Every array-valued node of a graph owns a buffer declared once in the graph's *setup*;
+//! the graph's *body* refills it (kernels reallocate only when a shape changes). A step's
+//! setup is hoisted out of its loop, so a loop step allocates nothing.
+
+mod formula;
+mod graph;
+mod scan;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+use crate::ast::{FnDef, Program};
+use crate::ir::{DType, Function, ParamKind, Type};
+use crate::parse::Items;
+
+pub(crate) fn rt() -> TokenStream {
+    quote!(::scan_runtime::__private)
+}
+
+pub(crate) fn nd() -> TokenStream {
+    quote!(::scan_runtime::__private::ndarray)
+}
+
+pub(crate) fn scalar_type(d: DType) -> TokenStream {
+    let ident = format_ident!("{}", d.rust_name());
+    quote!(#ident)
+}
+
+pub(crate) fn dim_type(rank: usize) -> TokenStream {
+    let nd = nd();
+    let ident = format_ident!("Ix{}", rank);
+    quote!(#nd::#ident)
+}
+
+/// The owned Rust type of a value: the scalar itself, or `Array<T, IxN>`.
+pub(crate) fn owned_type(t: Type) -> TokenStream {
+    let s = scalar_type(t.dtype);
+    if t.rank == 0 {
+        return s;
+    }
+    let nd = nd();
+    let d = dim_type(t.rank);
+    quote!(#nd::Array<#s, #d>)
+}
+
+pub fn program(program: &Program, functions: &[Function]) -> TokenStream {
+    program
+        .functions
+        .iter()
+        .zip(functions)
+        .map(|(def, f)| function(def, f))
+        .collect()
+}
+
+fn function(def: &FnDef, f: &Function) -> TokenStream {
+    let nd = nd();
+    let attrs = &def.attrs;
+    let vis = &def.vis;
+    let name = &def.name;
+    let params = f.params.iter().map(|p| {
+        let ident = format_ident!("{}", p.name, span = p.span);
+        let ty = match p.kind {
+            ParamKind::View => {
+                let s = scalar_type(p.ty.dtype);
+                let d = dim_type(p.ty.rank);
+                quote!(#nd::ArrayView<'_, #s, #d>)
+            }
+            ParamKind::Scalar => scalar_type(p.ty.dtype),
+            ParamKind::Usize => quote!(usize),
+        };
+        quote!(#ident: #ty)
+    });
+    let result_types: Vec<TokenStream> = f.results.iter().map(|t| owned_type(*t)).collect();
+    let result_type = if f.tuple_result {
+        quote!((#(#result_types,)*))
+    } else {
+        quote!(#(#result_types)*)
+    };
+    let inputs: Vec<graph::Input> = f
+        .params
+        .iter()
+        .map(|p| {
+            let ident = format_ident!("{}", p.name, span = p.span);
+            match p.kind {
+                ParamKind::Usize => graph::Input::Expr(quote!((#ident as i64))),
+                _ => graph::Input::Expr(quote!(#ident)),
+            }
+        })
+        .collect();
+    let code = graph::emit(&f.graph, "__scan_", &inputs);
+    let (setup, body) = (&code.setup, &code.body);
+    let values: Vec<TokenStream> = code.outputs.iter().map(|r| r.owned()).collect();
+    let ret = if f.tuple_result {
+        quote!((#(#values,)*))
+    } else {
+        quote!(#(#values)*)
+    };
+    let ok = quote_spanned!(def.name.span()=> ::core::result::Result::Ok);
+    quote! {
+        #(#attrs)*
+        #[allow(unused_mut, unused_variables, unused_parens, non_snake_case, clippy::all)]
+        #vis fn #name(#(#params),*) -> ::scan_runtime::Result<#result_type> {
+            #setup
+            #body
+            #ok(#ret)
+        }
+    }
+}
+
+/// On errors: each function with its declared signature and a body that never runs (the
+/// crate does not compile), so the user's other code still type-checks against it.
+pub fn stubs(items: &Items) -> TokenStream {
+    items
+        .0
+        .iter()
+        .map(|f| {
+            let attrs = &f.attrs;
+            let vis = &f.vis;
+            let sig = &f.sig;
+            quote! {
+                #(#attrs)*
+                #[allow(unused_variables)]
+                #vis #sig {
+                    ::core::unimplemented!("scan! reported errors for this function")
+                }
+            }
+        })
+        .collect()
+}

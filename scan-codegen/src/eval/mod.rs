@@ -1,1 +1,267 @@
+//! The reference evaluator: a plain, slow interpreter of the scan-graph IR over ndarray
+//! values, written independently of the emitter so that tests can compare the two.
+//!
+//! [`eval_function`] runs a lowered [`Function`] on [`Value`]s; [`run`] compiles source
+//! first. Every node is evaluated in graph order (dead nodes are skipped), each into a fresh
+//! array; a scan node runs its step graph once per step (see [`scan`]). After every node
+//! the value's dtype and rank are checked against the node's type, so an inconsistent IR
+//! shows up as an error starting with "IR error" rather than as a wrong number. Run-time
+//! problems (sizes, indices, empty reductions) are `Err` messages naming the user's text
+//! (`label`) of the node at fault and the sizes involved.
 
+pub mod elemwise;
+pub mod num;
+pub mod ops;
+pub mod scan;
+pub mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use value::{assert_close, Element, Value};
+
+use crate::ir::{Function, Graph, NodeId, Op, ParamKind};
+
+/// Runs function `f` on `args` (one per parameter, in order; scalars as 0-d values; a
+/// `usize` parameter as a 0-d i64 value). Returns one value per declared result.
+pub fn eval_function(f: &Function, args: Vec<Value>) -> Result<Vec<Value>, String> {
+    if args.len() != f.params.len() {
+        let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        return Err(format!(
+            "`{}` takes {} arguments ({}), got {}",
+            f.name,
+            f.params.len(),
+            names.join(", "),
+            args.len()
+        ));
+    }
+    for (param, arg) in f.params.iter().zip(&args) {
+        if arg.ty() != param.ty {
+            let usize_note = if param.kind == ParamKind::Usize {
+                " (a usize parameter takes a 0-d i64 value)"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "argument `{}` of `{}` should be a {}{usize_note}, got a {}",
+                param.name,
+                f.name,
+                param.ty,
+                arg.describe()
+            ));
+        }
+        if param.kind == ParamKind::Usize {
+            if let Some(n) = arg.scalar_int().filter(|&n| n < 0) {
+                return Err(format!(
+                    "argument `{}` of `{}` is a usize, got {n}",
+                    param.name, f.name
+                ));
+            }
+        }
+    }
+    if f.graph.inputs.len() != f.params.len() {
+        return Err(format!(
+            "IR error: `{}` has {} parameters but its graph has {} inputs",
+            f.name,
+            f.params.len(),
+            f.graph.inputs.len()
+        ));
+    }
+    let results = eval_graph(&f.graph, &args)?;
+    if results.len() != f.results.len() {
+        return Err(format!(
+            "IR error: `{}` declares {} results but its graph returns {}",
+            f.name,
+            f.results.len(),
+            results.len()
+        ));
+    }
+    for (i, (ty, value)) in f.results.iter().zip(&results).enumerate() {
+        if value.ty() != *ty {
+            return Err(format!(
+                "IR error: result {i} of `{}` is declared a {ty} but is a {}",
+                f.name,
+                value.describe()
+            ));
+        }
+    }
+    Ok(results)
+}
+
+/// Compiles `source` (a `scan!` block's contents) to IR, then evaluates its function named
+/// `function` on `args` (see [`eval_function`]).
+pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
+    let functions = crate::compile_to_ir(source)?;
+    let f = functions
+        .iter()
+        .find(|f| f.name == function)
+        .ok_or_else(|| {
+            let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+            format!(
+                "no function `{function}` in the source (it has: {})",
+                names.join(", ")
+            )
+        })?;
+    eval_function(f, args)
+}
+
+/// What a node evaluated to: a value, or all the results of a scan node.
+enum Slot {
+    Value(Value),
+    Scan(Vec<Value>),
+}
+
+/// Evaluates `graph` with `inputs` as its inputs (function arguments or step arguments) and
+/// returns the values of its outputs.
+pub fn eval_graph(graph: &Graph, inputs: &[Value]) -> Result<Vec<Value>, String> {
+    if inputs.len() != graph.inputs.len() {
+        return Err(format!(
+            "IR error: the graph has {} inputs, given {}",
+            graph.inputs.len(),
+            inputs.len()
+        ));
+    }
+    let mut slots: Vec<Option<Slot>> = (0..graph.nodes.len()).map(|_| None).collect();
+    for id in graph.live_nodes() {
+        let slot = eval_node(graph, id, &slots, inputs)?;
+        slots[id.0] = Some(slot);
+    }
+    graph
+        .outputs
+        .iter()
+        .map(|&id| value_of(graph, &slots, id).cloned())
+        .collect()
+}
+
+/// The value computed for node `id`.
+fn value_of<'a>(graph: &Graph, slots: &'a [Option<Slot>], id: NodeId) -> Result<&'a Value, String> {
+    match slots.get(id.0) {
+        Some(Some(Slot::Value(v))) => Ok(v),
+        Some(Some(Slot::Scan(_))) => Err(format!(
+            "IR error: node {} (`{}`) is a scan, used as a value",
+            id.0,
+            graph.node(id).label
+        )),
+        _ => Err(format!(
+            "IR error: node {} is used before it is computed",
+            id.0
+        )),
+    }
+}
+
+fn eval_node(
+    graph: &Graph,
+    id: NodeId,
+    slots: &[Option<Slot>],
+    inputs: &[Value],
+) -> Result<Slot, String> {
+    let node = graph.node(id);
+    let label = node.label.as_str();
+    let dtype = node.ty.dtype;
+
+    if let Op::ScanOutput { index } = node.op {
+        // The one node whose input is a scan rather than a value.
+        let results = match node.inputs.as_slice() {
+            [scan] => match slots.get(scan.0) {
+                Some(Some(Slot::Scan(results))) => results,
+                _ => {
+                    return Err(ir_error(
+                        id,
+                        label,
+                        "reads a node that is not a computed scan",
+                    ))
+                }
+            },
+            _ => return Err(ir_error(id, label, "needs exactly one input")),
+        };
+        let value = results
+            .get(index)
+            .ok_or_else(|| ir_error(id, label, "reads a scan output that does not exist"))?;
+        return check_type(id, node, value.clone()).map(Slot::Value);
+    }
+
+    let args: Vec<Value> = node
+        .inputs
+        .iter()
+        .map(|&i| value_of(graph, slots, i).cloned())
+        .collect::<Result<_, _>>()?;
+    let arity = |n: usize| -> Result<(), String> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(ir_error(
+                id,
+                label,
+                &format!("has {} inputs, expected {n}", args.len()),
+            ))
+        }
+    };
+    let value = match &node.op {
+        Op::Input { index, .. } => inputs
+            .get(*index)
+            .cloned()
+            .ok_or_else(|| ir_error(id, label, "reads an input that does not exist"))?,
+        Op::Const(literal) => value::literal_value(*literal, dtype),
+        Op::Cast => {
+            arity(1)?;
+            args[0].cast(dtype)
+        }
+        Op::Elemwise(op) => elemwise::eval_elemwise(*op, &args, label)?,
+        Op::Dot => {
+            arity(2)?;
+            ops::dot(&args[0], &args[1], label)?
+        }
+        Op::Reduce { op, axis } => {
+            arity(1)?;
+            ops::reduce(*op, *axis, &args[0], dtype, label)?
+        }
+        Op::FillLike { value } => {
+            arity(1)?;
+            ops::fill_like(&args[0], *value, dtype)
+        }
+        Op::Arange => {
+            arity(1)?;
+            ops::arange(&args[0], label)?
+        }
+        Op::Subtensor { path } => {
+            if args.is_empty() {
+                return Err(ir_error(id, label, "has no inputs"));
+            }
+            ops::subtensor(&args[0], path, &args[1..], label)?
+        }
+        Op::SetSubtensor { path, inc } => {
+            if args.len() < 2 {
+                return Err(ir_error(id, label, "needs at least two inputs"));
+            }
+            ops::set_subtensor(&args[0], &args[1], path, *inc, &args[2..], label)?
+        }
+        Op::Transpose => {
+            arity(1)?;
+            ops::transpose(&args[0])
+        }
+        Op::Scan(op) => return scan::eval_scan(op, &args, label).map(Slot::Scan),
+        Op::ScanOutput { .. } => unreachable!("handled above"),
+    };
+    check_type(id, node, value).map(Slot::Value)
+}
+
+/// The value, if it has the node's dtype and rank.
+fn check_type(id: NodeId, node: &crate::ir::Node, value: Value) -> Result<Value, String> {
+    if value.ty() == node.ty {
+        Ok(value)
+    } else {
+        Err(ir_error(
+            id,
+            &node.label,
+            &format!(
+                "is typed {} but evaluates to a {}",
+                node.ty,
+                value.describe()
+            ),
+        ))
+    }
+}
+
+fn ir_error(id: NodeId, label: &str, what: &str) -> String {
+    format!("IR error: node {} (`{label}`) {what}", id.0)
+}

@@ -1,0 +1,347 @@
+//! One graph -> setup (buffer declarations) and body (the computation), node by node in
+//! topological order. How a node's value is held is its `Repr`: a Rust scalar for rank 0,
+//! otherwise an owned buffer or a view into another value (inputs, indexing, transposes,
+//! scan results), so taps and slices are index arithmetic, never copies.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{formula, nd, owned_type, rt, scalar_type};
+use crate::ir::{Graph, Literal, NodeId, Op, PathStep, ReduceOp};
+
+/// How a graph input arrives: an expression giving a view (arrays) or a scalar.
+pub enum Input {
+    Expr(TokenStream),
+}
+
+#[derive(Clone)]
+pub enum Repr {
+    Scalar(Ident),
+    Buffer(Ident),
+    View(Ident),
+}
+
+impl Repr {
+    /// An `ArrayView` of the value (a 0-d view for scalars).
+    pub fn view(&self) -> TokenStream {
+        match self {
+            Repr::Scalar(i) => {
+                let nd = nd();
+                quote!(#nd::aview0(&#i))
+            }
+            Repr::Buffer(i) | Repr::View(i) => quote!(#i.view()),
+        }
+    }
+
+    pub fn scalar(&self) -> TokenStream {
+        match self {
+            Repr::Scalar(i) => quote!(#i),
+            Repr::Buffer(i) | Repr::View(i) => {
+                let rt = rt();
+                quote!(#rt::kernels::scalar(#i.view()))
+            }
+        }
+    }
+
+    /// An owned copy, to hand back to the caller.
+    pub fn owned(&self) -> TokenStream {
+        match self {
+            Repr::Scalar(i) => quote!(#i),
+            Repr::Buffer(i) | Repr::View(i) => quote!(#i.to_owned()),
+        }
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Repr::Scalar(_))
+    }
+}
+
+pub struct Code {
+    pub setup: TokenStream,
+    pub body: TokenStream,
+    pub outputs: Vec<Repr>,
+}
+
+/// Literal tokens of a constant of the node's dtype.
+fn literal(value: Literal, dtype: crate::ir::DType) -> TokenStream {
+    use crate::ir::DType;
+    match (value, dtype) {
+        (Literal::Bool(b), _) => quote!(#b),
+        (Literal::Int(v), DType::I32) => {
+            let v = v as i32;
+            quote!(#v)
+        }
+        (Literal::Int(v), _) => quote!(#v),
+        (Literal::Float(v), DType::F32) => float(v as f32 as f64, quote!(f32)),
+        (Literal::Float(v), _) => float(v, quote!(f64)),
+    }
+}
+
+fn float(v: f64, ty: TokenStream) -> TokenStream {
+    if v.is_nan() {
+        quote!(#ty::NAN)
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            quote!(#ty::INFINITY)
+        } else {
+            quote!(#ty::NEG_INFINITY)
+        }
+    } else {
+        let lit = proc_macro2::Literal::f64_unsuffixed(v);
+        quote!((#lit as #ty))
+    }
+}
+
+pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
+    let rt = rt();
+    let nd = nd();
+    let mut setup = TokenStream::new();
+    let mut body = TokenStream::new();
+    let mut reprs: HashMap<NodeId, Repr> = HashMap::new();
+    let mut scan_outputs: HashMap<NodeId, Vec<Repr>> = HashMap::new();
+
+    for id in g.live_nodes() {
+        let node = g.node(id);
+        let ident = format_ident!("{}{}", prefix, id.0);
+        let ty = node.ty;
+        let s = scalar_type(ty.dtype);
+        let label = &node.label;
+        let arg = |k: usize| reprs[&node.inputs[k]].clone();
+        // A buffer declared in the setup, refilled by the body.
+        let declare_buffer = |setup: &mut TokenStream| {
+            let owned = owned_type(ty);
+            setup.extend(quote!(let mut #ident: #owned = ::core::default::Default::default();));
+            Repr::Buffer(ident.clone())
+        };
+        let repr = match &node.op {
+            Op::Input { index, .. } => {
+                let Input::Expr(e) = &inputs[*index];
+                body.extend(quote!(let #ident = #e;));
+                if ty.rank == 0 {
+                    Repr::Scalar(ident.clone())
+                } else {
+                    Repr::View(ident.clone())
+                }
+            }
+            Op::Const(value) => {
+                let lit = literal(*value, ty.dtype);
+                body.extend(quote!(let #ident: #s = #lit;));
+                Repr::Scalar(ident.clone())
+            }
+            Op::Elemwise(op) => {
+                let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
+                if ty.rank == 0 {
+                    let scalars: Vec<TokenStream> = args.iter().map(|a| a.scalar()).collect();
+                    let f = formula::scalar(*op, &scalars);
+                    body.extend(quote!(let #ident: #s = #f;));
+                    Repr::Scalar(ident.clone())
+                } else {
+                    let repr = declare_buffer(&mut setup);
+                    body.extend(map_kernel(&ident, &args, label, |xs| formula::scalar(*op, xs)));
+                    repr
+                }
+            }
+            Op::Cast => {
+                let x = arg(0);
+                let cast = |xs: &[TokenStream]| {
+                    let x = &xs[0];
+                    quote!(#rt::element::Cast::<#s>::cast(#x))
+                };
+                if ty.rank == 0 {
+                    let f = cast(&[x.scalar()]);
+                    body.extend(quote!(let #ident: #s = #f;));
+                    Repr::Scalar(ident.clone())
+                } else {
+                    let repr = declare_buffer(&mut setup);
+                    body.extend(map_kernel(&ident, &[x], label, cast));
+                    repr
+                }
+            }
+            Op::Dot => {
+                let (a, b) = (arg(0).view(), arg(1).view());
+                let (ra, rb) = (g.ty(node.inputs[0]).rank, g.ty(node.inputs[1]).rank);
+                match (ra, rb) {
+                    (1, 1) => {
+                        body.extend(quote!(let #ident: #s = #rt::kernels::dot_vv(#a, #b, #label)?;));
+                        Repr::Scalar(ident.clone())
+                    }
+                    _ => {
+                        let repr = declare_buffer(&mut setup);
+                        let f = match (ra, rb) {
+                            (1, 2) => quote!(dot_vm),
+                            (2, 1) => quote!(dot_mv),
+                            _ => quote!(dot_mm),
+                        };
+                        body.extend(quote!(#rt::kernels::#f(&mut #ident, #a, #b, #label)?;));
+                        repr
+                    }
+                }
+            }
+            Op::Reduce { op, axis } => {
+                let x = arg(0).view();
+                match axis {
+                    None => {
+                        let call = match op {
+                            ReduceOp::Sum => quote!(#rt::kernels::sum_all(#x)),
+                            ReduceOp::Mean => quote!(#rt::kernels::mean_all(#x)),
+                            ReduceOp::Max => quote!(#rt::kernels::max_all(#x, #label)?),
+                            ReduceOp::Min => quote!(#rt::kernels::min_all(#x, #label)?),
+                        };
+                        body.extend(quote!(let #ident: #s = #call;));
+                        Repr::Scalar(ident.clone())
+                    }
+                    Some(axis) => {
+                        let reduced = if ty.rank == 0 {
+                            // Reducing a vector along its only axis: through a 0-d buffer.
+                            let tmp = format_ident!("{}_0d", ident);
+                            setup.extend(quote!(let mut #tmp: #nd::Array0<#s> = #nd::Array0::default(#nd::Ix0());));
+                            tmp
+                        } else {
+                            ident.clone()
+                        };
+                        let call = match op {
+                            ReduceOp::Sum => quote!(#rt::kernels::sum_axis(&mut #reduced, #x, #axis)?;),
+                            ReduceOp::Mean => quote!(#rt::kernels::mean_axis(&mut #reduced, #x, #axis)?;),
+                            ReduceOp::Max => quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;),
+                            ReduceOp::Min => quote!(#rt::kernels::min_axis(&mut #reduced, #x, #axis, #label)?;),
+                        };
+                        if ty.rank == 0 {
+                            body.extend(call);
+                            body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#reduced.view());));
+                            Repr::Scalar(ident.clone())
+                        } else {
+                            let repr = declare_buffer(&mut setup);
+                            body.extend(call);
+                            repr
+                        }
+                    }
+                }
+            }
+            Op::FillLike { value } => {
+                let like = arg(0).view();
+                let lit = literal(*value, ty.dtype);
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);));
+                repr
+            }
+            Op::Arange => {
+                let n = arg(0).scalar();
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::arange(&mut #ident, #n)?;));
+                repr
+            }
+            Op::Subtensor { path } => {
+                let view = walk_path(arg(0).view(), path, &node.inputs[1..], &reprs, label, false);
+                if ty.rank == 0 {
+                    body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#view);));
+                    Repr::Scalar(ident.clone())
+                } else {
+                    body.extend(quote!(let #ident = #view;));
+                    Repr::View(ident.clone())
+                }
+            }
+            Op::SetSubtensor { path, inc } => {
+                let x = arg(0).view();
+                let v = arg(1).view();
+                let repr = declare_buffer(&mut setup);
+                let kernel = if *inc { quote!(assign_add) } else { quote!(assign) };
+                let target = walk_path(quote!(#ident.view_mut()), path, &node.inputs[2..], &reprs, label, true);
+                body.extend(quote! {
+                    #rt::kernels::copy_into(&mut #ident, #x);
+                    #rt::kernels::#kernel(#target, #v, #label)?;
+                });
+                repr
+            }
+            Op::Transpose => {
+                let x = arg(0).view();
+                body.extend(quote!(let #ident = #x.reversed_axes();));
+                Repr::View(ident.clone())
+            }
+            Op::Scan(op) => {
+                let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
+                let code = super::scan::emit(op, &args, &format!("{prefix}{}_", id.0), label);
+                setup.extend(code.setup);
+                body.extend(code.body);
+                scan_outputs.insert(id, code.outputs);
+                continue;
+            }
+            Op::ScanOutput { index } => scan_outputs[&node.inputs[0]][*index].clone(),
+        };
+        reprs.insert(id, repr);
+    }
+    let outputs = g.outputs.iter().map(|o| reprs[o].clone()).collect();
+    Code { setup, body, outputs }
+}
+
+/// `out = f(args...)` elementwise with broadcasting: array operands go through a runtime
+/// `map` kernel, scalar operands are captured by the closure.
+fn map_kernel(out: &Ident, args: &[Repr], label: &str, f: impl Fn(&[TokenStream]) -> TokenStream) -> TokenStream {
+    let rt = rt();
+    let mut arrays = Vec::new();
+    let mut params = Vec::new();
+    let operands: Vec<TokenStream> = args
+        .iter()
+        .map(|a| match a {
+            Repr::Scalar(i) => quote!(#i),
+            other => {
+                let p = format_ident!("__x{}", arrays.len());
+                arrays.push(other.view());
+                params.push(p.clone());
+                quote!(#p)
+            }
+        })
+        .collect();
+    let body = f(&operands);
+    let kernel = format_ident!("map{}", arrays.len());
+    quote!(#rt::kernels::#kernel(&mut #out, #(#arrays,)* #label, |#(#params),*| #body)?;)
+}
+
+/// A view (or mutable view) of `base` through an indexing path.
+fn walk_path(
+    base: TokenStream,
+    path: &[PathStep],
+    operands: &[NodeId],
+    reprs: &HashMap<NodeId, Repr>,
+    label: &str,
+    mutable: bool,
+) -> TokenStream {
+    let rt = rt();
+    let mut cur = base;
+    let mut k = 0;
+    let mut next = || {
+        let r = reprs[&operands[k]].scalar();
+        k += 1;
+        r
+    };
+    let (index, slice) = if mutable {
+        (quote!(index_mut), quote!(slice_mut))
+    } else {
+        (quote!(index), quote!(slice))
+    };
+    for step in path {
+        cur = match *step {
+            PathStep::Index => {
+                let i = next();
+                quote!(#rt::kernels::#index(#cur, #i, #label)?)
+            }
+            PathStep::Slice { start, end } => {
+                let a = if start {
+                    let v = next();
+                    quote!(::core::option::Option::Some(#v))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                let b = if end {
+                    let v = next();
+                    quote!(::core::option::Option::Some(#v))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                quote!(#rt::kernels::#slice(#cur, #a, #b))
+            }
+        };
+    }
+    cur
+}

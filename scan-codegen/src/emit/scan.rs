@@ -1,0 +1,241 @@
+//! A scan node -> its loop. Before the loop: the number of steps (checked against every
+//! sequence), one buffer per output holding the initial state's rows followed by one row
+//! per step. In the loop: step arguments are views at computed offsets into the sequences
+//! and output buffers (taps are index arithmetic), the step's body, then each result is
+//! written into its row. After the loop: each output is a view of the rows the steps wrote.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::graph::{self, Code, Input, Repr};
+use super::{nd, owned_type, rt};
+use crate::ir::{OutputKind, ScanOp};
+
+/// `Dim([lead, s[skip], s[skip+1], ..])` with `rest` trailing axes taken from shape `s`.
+fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usize) -> TokenStream {
+    let nd = nd();
+    let axes = (skip..skip + rest).map(|i| quote!(#shape[#i]));
+    quote!(#nd::Dim([#lead, #(#axes),*]))
+}
+
+fn tap_list(taps: &[i64]) -> String {
+    format!("{taps:?}")
+}
+
+pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
+    let rt = rt();
+    let nd = nd();
+    let mut setup = TokenStream::new();
+    let mut body = TokenStream::new();
+    let n = format_ident!("{}n_steps", prefix);
+    let t = format_ident!("{}t", prefix);
+    let done = format_ident!("{}done", prefix);
+
+    // Sequences: views, lengths, the steps each allows.
+    let seq = |i: usize| format_ident!("{}seq{}", prefix, i);
+    let avail = |i: usize| format_ident!("{}avail{}", prefix, i);
+    for (i, s) in op.sequences.iter().enumerate() {
+        let (v, a) = (seq(i), avail(i));
+        let view = args[i].view();
+        let what = format!("sequence `{}`", s.label);
+        let taps = &s.taps;
+        body.extend(quote! {
+            let #v = #view;
+            let #a = #rt::kernels::sequence_steps(#what, #v.len_of(#nd::Axis(0)), &[#(#taps),*])?;
+        });
+    }
+    let n_value = match op.n_steps_input() {
+        Some(k) => {
+            let given = args[k].scalar();
+            let checks = op.sequences.iter().enumerate().map(|(i, s)| {
+                let v = seq(i);
+                let what = format!("sequence `{}`", s.label);
+                let taps = &s.taps;
+                quote!(#rt::kernels::check_steps_available(#what, #v.len_of(#nd::Axis(0)), &[#(#taps),*], #n)?;)
+            });
+            quote!({
+                let #n = #rt::kernels::check_n_steps(#given)?;
+                #(#checks)*
+                #n
+            })
+        }
+        None => {
+            let all = (0..op.sequences.len()).map(avail);
+            quote!([#(#all),*].into_iter().min().unwrap_or(0))
+        }
+    };
+    body.extend(quote!(let #n: usize = #n_value;));
+
+    // Output buffers, with the initial states in their first rows.
+    let buf = |j: usize| format_ident!("{}buf{}", prefix, j);
+    for (j, o) in op.outputs.iter().enumerate() {
+        let row = op.step.ty(op.step.outputs[j]);
+        let b = buf(j);
+        let owned = owned_type(row.with_rank(row.rank + 1));
+        setup.extend(quote!(let mut #b: #owned = ::core::default::Default::default();));
+        let depth = o.depth() as usize;
+        match o.kind() {
+            OutputKind::Nitsot => {
+                // Row shape known after the first step; until then (and for 0 steps) zeros.
+                if row.rank == 0 {
+                    body.extend(quote!(#rt::kernels::ensure_shape(&mut #b, #nd::Dim([#n]));));
+                } else {
+                    let zeros = dim_with_lead(quote!(0), &quote!([0usize; 8]), 0, row.rank);
+                    body.extend(quote!(if #n == 0 { #rt::kernels::ensure_shape(&mut #b, #zeros); }));
+                }
+            }
+            OutputKind::Sitsot => {
+                let init = &args[op.init_input(j).expect("recurrent output has an init")];
+                let shape = format_ident!("{}shape{}", prefix, j);
+                let dim = dim_with_lead(quote!(1 + #n), &quote!(#shape), 0, row.rank);
+                let write = if row.rank == 0 {
+                    let v = init.scalar();
+                    quote!(#b[0] = #v;)
+                } else {
+                    let v = init.view();
+                    quote!(#b.index_axis_mut(#nd::Axis(0), 0).assign(&#v);)
+                };
+                let init_view = init.view();
+                body.extend(quote! {
+                    let #shape = #init_view.raw_dim();
+                    #rt::kernels::ensure_shape(&mut #b, #dim);
+                    #write
+                });
+            }
+            OutputKind::Mitsot => {
+                let init = &args[op.init_input(j).expect("recurrent output has an init")];
+                let v = init.view();
+                let shape = format_ident!("{}shape{}", prefix, j);
+                let dim = dim_with_lead(quote!(#depth + #n), &quote!(#shape), 1, row.rank);
+                let what = format!("initial state `{}`", o.label);
+                let detail = format!("rows, but taps {} need {depth} (one per past step)", tap_list(&o.taps));
+                body.extend(quote! {
+                    let #shape = #v.raw_dim();
+                    if #shape[0] < #depth {
+                        return ::core::result::Result::Err(#rt::Error::InvalidArgument {
+                            what: ::std::string::String::from(#what),
+                            detail: ::std::format!("has {} {}", #shape[0], #detail),
+                        });
+                    }
+                    #rt::kernels::ensure_shape(&mut #b, #dim);
+                    #b.slice_axis_mut(#nd::Axis(0), #nd::Slice::from(0..#depth))
+                        .assign(&#v.slice_axis(#nd::Axis(0), #nd::Slice::from(0..#depth)));
+                });
+            }
+        }
+    }
+
+    // Step arguments.
+    let mut inputs: Vec<Input> = Vec::new();
+    for (i, s) in op.sequences.iter().enumerate() {
+        let (v, a) = (seq(i), avail(i));
+        let past = s.past();
+        let rank = op.step.ty(op.step.inputs[op.first_sequence_tap_input(i)]).rank;
+        for tap in &s.taps {
+            let offset = (tap + past) as usize;
+            let pos = if op.go_backwards {
+                quote!((#a - 1 - #t + #offset))
+            } else {
+                quote!((#t + #offset))
+            };
+            inputs.push(Input::Expr(if rank == 0 {
+                quote!(#v[#pos])
+            } else {
+                quote!(#v.index_axis(#nd::Axis(0), #pos))
+            }));
+        }
+    }
+    for (j, o) in op.outputs.iter().enumerate() {
+        let b = buf(j);
+        let depth = o.depth();
+        let rank = op.step.ty(op.step.outputs[j]).rank;
+        for tap in &o.taps {
+            let offset = (depth + tap) as usize;
+            inputs.push(Input::Expr(if rank == 0 {
+                quote!(#b[#t + #offset])
+            } else {
+                quote!(#b.index_axis(#nd::Axis(0), #t + #offset))
+            }));
+        }
+    }
+    let first_ns = op.first_non_sequence_input();
+    for k in 0..op.non_sequences.len() {
+        let a = &args[first_ns + k];
+        inputs.push(Input::Expr(if a.is_scalar() { a.scalar() } else { a.view() }));
+    }
+
+    // The step itself; its buffers live outside the loop.
+    let step = graph::emit(&op.step, prefix, &inputs);
+    setup.extend(step.setup);
+    let step_body = step.body;
+
+    // Writing each result into its row.
+    let mut writes = TokenStream::new();
+    for (j, o) in op.outputs.iter().enumerate() {
+        let b = buf(j);
+        let depth = o.depth() as usize;
+        let row = op.step.ty(op.step.outputs[j]);
+        let res = &step.outputs[j];
+        if row.rank == 0 {
+            let v = res.scalar();
+            writes.extend(quote!(#b[#t + #depth] = #v;));
+            continue;
+        }
+        // A view result may alias this output's buffer (a step returning its own tap):
+        // copy it out first.
+        let res_view = if let Repr::View(_) = res {
+            let m = format_ident!("{}copy{}", prefix, j);
+            let owned_row = owned_type(row);
+            setup.extend(quote!(let mut #m: #owned_row = ::core::default::Default::default();));
+            let v = res.view();
+            writes.extend(quote!(#rt::kernels::copy_into(&mut #m, #v);));
+            quote!(#m.view())
+        } else {
+            res.view()
+        };
+        let what = format!("step result for output `{}`", o.label);
+        let shape_check = if o.kind() == OutputKind::Nitsot {
+            let rs = format_ident!("{}rshape{}", prefix, j);
+            let dim = dim_with_lead(quote!(#n), &quote!(#rs), 0, row.rank);
+            quote! {
+                if #t == 0 {
+                    let #rs = #res_view.raw_dim();
+                    #rt::kernels::ensure_shape(&mut #b, #dim);
+                }
+                #rt::kernels::check_shape(#what, &#b.shape()[1..], #res_view.shape())?;
+            }
+        } else {
+            quote!(#rt::kernels::check_shape(#what, &#b.shape()[1..], #res_view.shape())?;)
+        };
+        writes.extend(quote! {
+            #shape_check
+            #b.index_axis_mut(#nd::Axis(0), #t + #depth).assign(&#res_view);
+        });
+    }
+    let stop = if op.has_until {
+        let c = step.outputs[op.outputs.len()].scalar();
+        quote!(if #c { #done = #t + 1; break; })
+    } else {
+        TokenStream::new()
+    };
+    let _ = label;
+    body.extend(quote! {
+        let mut #done: usize = #n;
+        for #t in 0..#n {
+            #step_body
+            #writes
+            #stop
+        }
+    });
+
+    // Results: the rows the steps wrote.
+    let mut outputs = Vec::new();
+    for (j, o) in op.outputs.iter().enumerate() {
+        let b = buf(j);
+        let depth = o.depth() as usize;
+        let out = format_ident!("{}out{}", prefix, j);
+        body.extend(quote!(let #out = #b.slice_axis(#nd::Axis(0), #nd::Slice::from(#depth..#depth + #done));));
+        outputs.push(Repr::View(out));
+    }
+    Code { setup, body, outputs }
+}

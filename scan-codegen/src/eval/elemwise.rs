@@ -1,0 +1,377 @@
+//! Elementwise operations: numpy broadcasting of the operands, then the scalar formula of
+//! the operation for the operands' dtype (see [`super::num`]).
+
+use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
+
+use super::num::{Float, Number};
+use super::value::{Element, Value};
+use crate::ir::ElemOp;
+
+/// numpy's broadcast shape: trailing axes aligned, a size-1 axis stretches to the other
+/// size. `None` when two sizes differ and neither is 1.
+pub fn broadcast_shape(shapes: &[&[usize]]) -> Option<Vec<usize>> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut result = vec![1; rank];
+    for shape in shapes {
+        let offset = rank - shape.len();
+        for (axis, &size) in shape.iter().enumerate() {
+            let r = &mut result[offset + axis];
+            if *r == 1 {
+                *r = size;
+            } else if size != 1 && size != *r {
+                return None;
+            }
+        }
+    }
+    Some(result)
+}
+
+/// A view of `a` stretched to `shape` (which must be a broadcast of `a`'s shape).
+fn stretch<'a, T>(a: &'a ArrayD<T>, shape: &[usize]) -> Result<ArrayViewD<'a, T>, String> {
+    a.broadcast(IxDyn(shape)).ok_or_else(|| {
+        format!(
+            "internal error: cannot broadcast {:?} to {shape:?}",
+            a.shape()
+        )
+    })
+}
+
+fn map2<A: Copy, B: Copy, R>(
+    a: &ArrayD<A>,
+    b: &ArrayD<B>,
+    shape: &[usize],
+    f: impl Fn(A, B) -> R,
+) -> Result<ArrayD<R>, String> {
+    let a = stretch(a, shape)?;
+    let b = stretch(b, shape)?;
+    Ok(Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y)))
+}
+
+/// Applies `op` to `args` (already of the operation's operand dtype; the condition of
+/// `where` is bool). `label` names the node in errors.
+pub fn eval_elemwise(op: ElemOp, args: &[Value], label: &str) -> Result<Value, String> {
+    if args.len() != op.arity() {
+        return Err(format!(
+            "IR error: `{label}`: {} takes {} operands, got {}",
+            op.name(),
+            op.arity(),
+            args.len()
+        ));
+    }
+    let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape()).collect();
+    let shape = broadcast_shape(&shapes).ok_or_else(|| {
+        let list: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+        format!(
+            "`{label}`: operands of shapes {} cannot be broadcast together",
+            list.join(" and ")
+        )
+    })?;
+    let result = match args {
+        [x] => unary(op, x),
+        [a, b] => binary(op, a, b, &shape)?,
+        [c, a, b] => select(c, a, b, &shape)?,
+        _ => None,
+    };
+    result.ok_or_else(|| {
+        let dtypes: Vec<String> = args.iter().map(|a| a.dtype().to_string()).collect();
+        format!(
+            "IR error: `{label}`: {} is not defined on operands of dtype {}",
+            op.name(),
+            dtypes.join(", ")
+        )
+    })
+}
+
+fn unary(op: ElemOp, x: &Value) -> Option<Value> {
+    match x {
+        Value::Bool(a) => match op {
+            ElemOp::Not => Some(Value::Bool(a.mapv(|x| !x))),
+            _ => None,
+        },
+        Value::I32(a) => number_unary(op, a).map(Value::I32),
+        Value::I64(a) => number_unary(op, a).map(Value::I64),
+        Value::F32(a) => number_unary(op, a)
+            .or_else(|| float_unary(op, a))
+            .map(Value::F32),
+        Value::F64(a) => number_unary(op, a)
+            .or_else(|| float_unary(op, a))
+            .map(Value::F64),
+    }
+}
+
+fn number_unary<T: Number>(op: ElemOp, a: &ArrayD<T>) -> Option<ArrayD<T>> {
+    let f: fn(T) -> T = match op {
+        ElemOp::Neg => T::neg,
+        ElemOp::Abs => T::abs,
+        ElemOp::Powi(n) => return Some(a.mapv(|x| x.powi(n))),
+        _ => return None,
+    };
+    Some(a.mapv(f))
+}
+
+fn float_unary<T: Float>(op: ElemOp, a: &ArrayD<T>) -> Option<ArrayD<T>> {
+    let f: fn(T) -> T = match op {
+        ElemOp::Exp => T::exp,
+        ElemOp::Log => T::ln,
+        ElemOp::Tanh => T::tanh,
+        ElemOp::Sqrt => T::sqrt,
+        ElemOp::Sigmoid => T::sigmoid,
+        _ => return None,
+    };
+    Some(a.mapv(f))
+}
+
+fn binary(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Value>, String> {
+    if comparison::<bool>(op).is_some() {
+        // Comparisons are the only binary operations on every dtype; they return bools.
+        return compare(op, a, b, shape);
+    }
+    Ok(match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => match op {
+            ElemOp::And => Some(Value::Bool(map2(x, y, shape, |p, q| p && q)?)),
+            ElemOp::Or => Some(Value::Bool(map2(x, y, shape, |p, q| p || q)?)),
+            _ => None,
+        },
+        (Value::I32(x), Value::I32(y)) => number_binary(op, x, y, shape)?.map(Value::I32),
+        (Value::I64(x), Value::I64(y)) => number_binary(op, x, y, shape)?.map(Value::I64),
+        (Value::F32(x), Value::F32(y)) => match number_binary(op, x, y, shape)? {
+            Some(r) => Some(Value::F32(r)),
+            None => float_binary(op, x, y, shape)?.map(Value::F32),
+        },
+        (Value::F64(x), Value::F64(y)) => match number_binary(op, x, y, shape)? {
+            Some(r) => Some(Value::F64(r)),
+            None => float_binary(op, x, y, shape)?.map(Value::F64),
+        },
+        _ => None,
+    })
+}
+
+fn number_binary<T: Number>(
+    op: ElemOp,
+    a: &ArrayD<T>,
+    b: &ArrayD<T>,
+    shape: &[usize],
+) -> Result<Option<ArrayD<T>>, String> {
+    let f: fn(T, T) -> T = match op {
+        ElemOp::Add => T::add,
+        ElemOp::Sub => T::sub,
+        ElemOp::Mul => T::mul,
+        ElemOp::Rem => T::rem,
+        ElemOp::Maximum => T::maximum,
+        ElemOp::Minimum => T::minimum,
+        _ => return Ok(None),
+    };
+    map2(a, b, shape, f).map(Some)
+}
+
+fn float_binary<T: Float>(
+    op: ElemOp,
+    a: &ArrayD<T>,
+    b: &ArrayD<T>,
+    shape: &[usize],
+) -> Result<Option<ArrayD<T>>, String> {
+    let f: fn(T, T) -> T = match op {
+        ElemOp::Div => T::div,
+        ElemOp::Pow => T::powf,
+        _ => return Ok(None),
+    };
+    map2(a, b, shape, f).map(Some)
+}
+
+/// The comparison function of `op` on elements of type `T`, when `op` is a comparison.
+fn comparison<T: Element>(op: ElemOp) -> Option<fn(T, T) -> bool> {
+    Some(match op {
+        ElemOp::Lt => |x, y| x < y,
+        ElemOp::Le => |x, y| x <= y,
+        ElemOp::Gt => |x, y| x > y,
+        ElemOp::Ge => |x, y| x >= y,
+        ElemOp::Eq => |x, y| x == y,
+        ElemOp::Ne => |x, y| x != y,
+        _ => return None,
+    })
+}
+
+fn compare(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Value>, String> {
+    fn go<T: Element>(
+        op: ElemOp,
+        x: &ArrayD<T>,
+        y: &ArrayD<T>,
+        shape: &[usize],
+    ) -> Result<Option<Value>, String> {
+        match comparison::<T>(op) {
+            Some(f) => Ok(Some(Value::Bool(map2(x, y, shape, f)?))),
+            None => Ok(None),
+        }
+    }
+    match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => go(op, x, y, shape),
+        (Value::I32(x), Value::I32(y)) => go(op, x, y, shape),
+        (Value::I64(x), Value::I64(y)) => go(op, x, y, shape),
+        (Value::F32(x), Value::F32(y)) => go(op, x, y, shape),
+        (Value::F64(x), Value::F64(y)) => go(op, x, y, shape),
+        _ => Ok(None),
+    }
+}
+
+/// `where(c, a, b)`: `a` where `c`, else `b`.
+fn select(c: &Value, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Value>, String> {
+    fn go<T: Element>(
+        c: &ArrayD<bool>,
+        x: &ArrayD<T>,
+        y: &ArrayD<T>,
+        shape: &[usize],
+    ) -> Result<Option<Value>, String> {
+        let c = stretch(c, shape)?;
+        let x = stretch(x, shape)?;
+        let y = stretch(y, shape)?;
+        let r = Zip::from(&c)
+            .and(&x)
+            .and(&y)
+            .map_collect(|&c, &x, &y| if c { x } else { y });
+        Ok(Some(T::into_value(r)))
+    }
+    let Value::Bool(c) = c else {
+        return Ok(None);
+    };
+    match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => go(c, x, y, shape),
+        (Value::I32(x), Value::I32(y)) => go(c, x, y, shape),
+        (Value::I64(x), Value::I64(y)) => go(c, x, y, shape),
+        (Value::F32(x), Value::F32(y)) => go(c, x, y, shape),
+        (Value::F64(x), Value::F64(y)) => go(c, x, y, shape),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    fn ev(op: ElemOp, args: &[Value]) -> Result<Value, String> {
+        eval_elemwise(op, args, "expr")
+    }
+
+    #[test]
+    fn broadcast_shapes() {
+        assert_eq!(broadcast_shape(&[&[2, 1], &[3]]), Some(vec![2, 3]));
+        assert_eq!(broadcast_shape(&[&[], &[4]]), Some(vec![4]));
+        assert_eq!(broadcast_shape(&[&[0], &[1]]), Some(vec![0]));
+        assert_eq!(broadcast_shape(&[&[2, 3], &[2]]), None);
+        assert_eq!(broadcast_shape(&[&[0], &[3]]), None);
+    }
+
+    #[test]
+    fn arithmetic_broadcasts() {
+        let m = Value::from(array![[1.0f64, 2.0], [3.0, 4.0]]);
+        let col = Value::from(array![[10.0f64], [20.0]]);
+        assert_eq!(
+            ev(ElemOp::Add, &[m.clone(), col]).unwrap(),
+            Value::from(array![[11.0f64, 12.0], [23.0, 24.0]])
+        );
+        assert_eq!(
+            ev(ElemOp::Mul, &[m, Value::from(2.0f64)]).unwrap(),
+            Value::from(array![[2.0f64, 4.0], [6.0, 8.0]])
+        );
+        assert_eq!(
+            ev(
+                ElemOp::Sub,
+                &[Value::from(array![i32::MIN]), Value::from(1i32)]
+            )
+            .unwrap(),
+            Value::from(array![i32::MAX])
+        );
+    }
+
+    #[test]
+    fn broadcast_error_names_label_and_shapes() {
+        let err = eval_elemwise(
+            ElemOp::Add,
+            &[
+                Value::from(array![1.0f32, 2.0, 3.0]),
+                Value::from(array![1.0f32, 2.0]),
+            ],
+            "a + b",
+        )
+        .unwrap_err();
+        assert!(err.contains("`a + b`"), "{err}");
+        assert!(err.contains("[3]") && err.contains("[2]"), "{err}");
+    }
+
+    #[test]
+    fn comparisons_logic_and_where() {
+        let a = Value::from(array![1i64, 5, 3]);
+        let b = Value::from(3i64);
+        let lt = ev(ElemOp::Lt, &[a.clone(), b.clone()]).unwrap();
+        assert_eq!(lt, Value::from(array![true, false, false]));
+        let ne = ev(ElemOp::Ne, &[a.clone(), b]).unwrap();
+        assert_eq!(
+            ev(ElemOp::Or, &[lt.clone(), ne]).unwrap(),
+            Value::from(array![true, true, false])
+        );
+        assert_eq!(
+            ev(ElemOp::Not, std::slice::from_ref(&lt)).unwrap(),
+            Value::from(array![false, true, true])
+        );
+        assert_eq!(
+            ev(ElemOp::Where, &[lt, a, Value::from(0i64)]).unwrap(),
+            Value::from(array![1i64, 0, 0])
+        );
+        let nan = Value::from(f64::NAN);
+        assert_eq!(
+            ev(ElemOp::Eq, &[nan.clone(), nan.clone()]).unwrap(),
+            Value::from(false)
+        );
+        assert_eq!(
+            ev(ElemOp::Ne, &[nan.clone(), nan]).unwrap(),
+            Value::from(true)
+        );
+    }
+
+    #[test]
+    fn float_functions() {
+        let x = Value::from(array![0.0f64, 1.0]);
+        assert_eq!(
+            ev(ElemOp::Exp, std::slice::from_ref(&x)).unwrap(),
+            Value::from(array![1.0f64, 1f64.exp()])
+        );
+        assert_eq!(
+            ev(ElemOp::Sigmoid, std::slice::from_ref(&x)).unwrap(),
+            Value::from(array![0.5f64, 1.0 / (1.0 + (-1f64).exp())])
+        );
+        assert_eq!(
+            ev(
+                ElemOp::Pow,
+                &[Value::from(array![2.0f32, 9.0]), Value::from(0.5f32)]
+            )
+            .unwrap(),
+            Value::from(array![2f32.sqrt(), 3.0])
+        );
+        assert_eq!(
+            ev(ElemOp::Div, &[x, Value::from(0.0f64)]).unwrap().shape(),
+            &[2]
+        );
+        assert_eq!(
+            ev(ElemOp::Powi(-1), &[Value::from(array![1i32, -1, 2])]).unwrap(),
+            Value::from(array![1i32, -1, 0])
+        );
+        assert_eq!(
+            ev(
+                ElemOp::Maximum,
+                &[Value::from(array![1.0f32, f32::NAN]), Value::from(2.0f32)]
+            )
+            .unwrap()
+            .array::<f32>()
+            .map(|a| (a[[0]], a[[1]].is_nan())),
+            Some((2.0, true))
+        );
+    }
+
+    #[test]
+    fn wrong_dtypes_are_ir_errors() {
+        let err = ev(ElemOp::Exp, &[Value::from(1i32)]).unwrap_err();
+        assert!(err.starts_with("IR error"), "{err}");
+        let err = ev(ElemOp::Add, &[Value::from(1i32), Value::from(1i64)]).unwrap_err();
+        assert!(err.starts_with("IR error"), "{err}");
+    }
+}

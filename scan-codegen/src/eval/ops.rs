@@ -1,0 +1,574 @@
+//! The non-elementwise, non-scan operations: dot, reductions, fills, arange, indexing
+//! (read and write) and transpose.
+
+use ndarray::{arr0, Array2, ArrayBase, ArrayD, Axis, Ix2, IxDyn, RawData, Slice, Zip};
+
+use super::num::{Float, Number};
+use super::value::{literal_as, map_array, with_dtype, Element, Value};
+use crate::ir::{DType, Literal, PathStep, ReduceOp};
+
+// ---------------------------------------------------------------------------------------
+// Dot
+
+/// Vector/matrix products by rank: (1,1) -> scalar, (1,2) -> v·M, (2,1) -> M·v, (2,2) ->
+/// matrix product. Integers wrap.
+pub fn dot(a: &Value, b: &Value, label: &str) -> Result<Value, String> {
+    match (a, b) {
+        (Value::I32(x), Value::I32(y)) => dot_arrays(x, y, label).map(Value::I32),
+        (Value::I64(x), Value::I64(y)) => dot_arrays(x, y, label).map(Value::I64),
+        (Value::F32(x), Value::F32(y)) => dot_arrays(x, y, label).map(Value::F32),
+        (Value::F64(x), Value::F64(y)) => dot_arrays(x, y, label).map(Value::F64),
+        _ => Err(format!(
+            "IR error: `{label}`: dot of {} and {}",
+            a.describe(),
+            b.describe()
+        )),
+    }
+}
+
+fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<ArrayD<T>, String> {
+    // Vectors become a 1-row (left) or 1-column (right) matrix; the product's shape then
+    // drops the axes that were added.
+    let (m, k) = match *a.shape() {
+        [k] => (1, k),
+        [m, k] => (m, k),
+        _ => return Err(bad_dot_ranks(a.shape(), b.shape(), label)),
+    };
+    let (k2, n) = match *b.shape() {
+        [k2] => (k2, 1),
+        [k2, n] => (k2, n),
+        _ => return Err(bad_dot_ranks(a.shape(), b.shape(), label)),
+    };
+    if k != k2 {
+        return Err(format!(
+            "`{label}`: dot of shapes {:?} and {:?}: inner sizes {k} and {k2} differ",
+            a.shape(),
+            b.shape()
+        ));
+    }
+    let a2 = a
+        .to_shape((m, k))
+        .map_err(|e| e.to_string())?
+        .into_dimensionality::<Ix2>()
+        .map_err(|e| e.to_string())?;
+    let b2 = b
+        .to_shape((k, n))
+        .map_err(|e| e.to_string())?
+        .into_dimensionality::<Ix2>()
+        .map_err(|e| e.to_string())?;
+    let product = Array2::from_shape_fn((m, n), |(i, j)| {
+        (0..k).fold(T::zero(), |acc, p| acc.add(a2[[i, p]].mul(b2[[p, j]])))
+    });
+    let shape: Vec<usize> = match (a.ndim(), b.ndim()) {
+        (1, 1) => vec![],
+        (1, _) => vec![n],
+        (_, 1) => vec![m],
+        _ => vec![m, n],
+    };
+    product
+        .into_shape_with_order(IxDyn(&shape))
+        .map_err(|e| e.to_string())
+}
+
+fn bad_dot_ranks(a: &[usize], b: &[usize], label: &str) -> String {
+    format!("IR error: `{label}`: dot of shapes {a:?} and {b:?} (ranks must be 1 or 2)")
+}
+
+// ---------------------------------------------------------------------------------------
+// Reductions
+
+/// Reduces `x` over every element (`axis: None`, giving a 0-d value) or over one axis.
+/// The input is first converted to the node's dtype `dtype` if it differs.
+pub fn reduce(
+    op: ReduceOp,
+    axis: Option<usize>,
+    x: &Value,
+    dtype: DType,
+    label: &str,
+) -> Result<Value, String> {
+    let x = x.cast(dtype);
+    if let Some(a) = axis {
+        if a >= x.rank() {
+            return Err(format!(
+                "IR error: `{label}`: axis {a} of a value of shape {:?}",
+                x.shape()
+            ));
+        }
+    }
+    let reduced_len = match axis {
+        None => x.shape().iter().product::<usize>(),
+        Some(a) => x.shape()[a],
+    };
+    if matches!(op, ReduceOp::Max | ReduceOp::Min) && reduced_len == 0 {
+        return Err(format!(
+            "`{label}`: {} of an empty array (shape {:?}{})",
+            op.name(),
+            x.shape(),
+            axis.map(|a| format!(", axis {a}")).unwrap_or_default()
+        ));
+    }
+    let result = match (&x, op) {
+        (Value::I32(a), _) => number_reduce(op, a, axis).map(Value::I32),
+        (Value::I64(a), _) => number_reduce(op, a, axis).map(Value::I64),
+        (Value::F32(a), ReduceOp::Mean) => Some(Value::F32(lanes(a, axis, mean))),
+        (Value::F64(a), ReduceOp::Mean) => Some(Value::F64(lanes(a, axis, mean))),
+        (Value::F32(a), _) => number_reduce(op, a, axis).map(Value::F32),
+        (Value::F64(a), _) => number_reduce(op, a, axis).map(Value::F64),
+        (Value::Bool(_), _) => None,
+    };
+    result.ok_or_else(|| format!("IR error: `{label}`: {} of {}", op.name(), x.describe()))
+}
+
+fn number_reduce<T: Number>(op: ReduceOp, a: &ArrayD<T>, axis: Option<usize>) -> Option<ArrayD<T>> {
+    let f: fn(Vec<T>) -> T = match op {
+        ReduceOp::Sum => |xs| xs.into_iter().fold(T::zero(), T::add),
+        // Non-empty: checked by the caller.
+        ReduceOp::Max => |xs| xs.into_iter().reduce(T::maximum).unwrap_or_else(T::zero),
+        ReduceOp::Min => |xs| xs.into_iter().reduce(T::minimum).unwrap_or_else(T::zero),
+        ReduceOp::Mean => return None,
+    };
+    Some(lanes(a, axis, f))
+}
+
+/// The mean; NaN when empty.
+fn mean<T: Float>(xs: Vec<T>) -> T {
+    let n = xs.len();
+    xs.into_iter().fold(T::zero(), T::add).div_count(n)
+}
+
+/// `f` of all the elements (a 0-d result) or of every lane along `axis`.
+fn lanes<T: Element, R>(a: &ArrayD<T>, axis: Option<usize>, f: impl Fn(Vec<T>) -> R) -> ArrayD<R> {
+    match axis {
+        None => arr0(f(a.iter().copied().collect())).into_dyn(),
+        Some(axis) => Zip::from(a.lanes(Axis(axis))).map_collect(|lane| f(lane.to_vec())),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Constructors
+
+/// An array of `like`'s shape filled with `value` converted to `dtype`.
+pub fn fill_like(like: &Value, value: Literal, dtype: DType) -> Value {
+    with_dtype!(dtype, T => Value::full::<T>(like.shape(), literal_as::<T>(value)))
+}
+
+/// `0..n` as an i64 vector (empty when n <= 0).
+pub fn arange(n: &Value, label: &str) -> Result<Value, String> {
+    let n = n
+        .scalar_int()
+        .ok_or_else(|| format!("IR error: `{label}`: arange of {}", n.describe()))?;
+    Ok(Value::I64(ArrayD::from_shape_fn(
+        IxDyn(&[n.max(0) as usize]),
+        |i| i[0] as i64,
+    )))
+}
+
+/// Reversed axes.
+pub fn transpose(x: &Value) -> Value {
+    map_array!(x, a => a.clone().reversed_axes())
+}
+
+// ---------------------------------------------------------------------------------------
+// Indexing
+
+/// A path step with its operands applied to a known axis length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resolved {
+    /// Take this row and drop the axis.
+    Index(usize),
+    /// Keep rows `start..end` (start <= end).
+    Range(usize, usize),
+}
+
+/// Turns the path and its operands into concrete steps for an array of shape `shape`.
+/// Each step applies to the leading axis of the previous step's result.
+fn resolve_path(
+    shape: &[usize],
+    path: &[PathStep],
+    operands: &[Value],
+    label: &str,
+) -> Result<Vec<Resolved>, String> {
+    let needed: usize = path.iter().map(|s| s.operands()).sum();
+    if needed != operands.len() {
+        return Err(format!(
+            "IR error: `{label}`: the path takes {needed} operands, got {}",
+            operands.len()
+        ));
+    }
+    let mut operands = operands.iter();
+    let mut next_operand = || -> Result<i64, String> {
+        let v = operands.next().ok_or("IR error: missing path operand")?;
+        v.scalar_int().ok_or_else(|| {
+            format!(
+                "IR error: `{label}`: an index must be a scalar integer, got {}",
+                v.describe()
+            )
+        })
+    };
+    let mut shape = shape.to_vec();
+    let mut steps = Vec::new();
+    for step in path {
+        let Some(&len) = shape.first() else {
+            return Err(format!(
+                "IR error: `{label}`: indexing a scalar (the path is longer than the rank)"
+            ));
+        };
+        let ilen = len as i64;
+        match *step {
+            PathStep::Index => {
+                let i = next_operand()?;
+                let actual = if i < 0 { i + ilen } else { i };
+                if actual < 0 || actual >= ilen {
+                    return Err(format!(
+                        "`{label}`: index {i} is out of bounds for an axis of length {len}"
+                    ));
+                }
+                steps.push(Resolved::Index(actual as usize));
+                shape.remove(0);
+            }
+            PathStep::Slice { start, end } => {
+                // numpy: negative bounds count from the end; out-of-range bounds clamp.
+                let clamp = |b: i64| -> usize {
+                    let b = if b < 0 { b + ilen } else { b };
+                    b.clamp(0, ilen) as usize
+                };
+                let s = if start { clamp(next_operand()?) } else { 0 };
+                let e = if end { clamp(next_operand()?) } else { len };
+                let e = e.max(s);
+                steps.push(Resolved::Range(s, e));
+                shape[0] = e - s;
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// Applies resolved steps to a view (read-only or mutable).
+fn apply_path<S: RawData>(
+    mut view: ArrayBase<S, IxDyn>,
+    steps: &[Resolved],
+) -> ArrayBase<S, IxDyn> {
+    for step in steps {
+        match *step {
+            Resolved::Index(i) => view = view.index_axis_move(Axis(0), i),
+            Resolved::Range(s, e) => view.slice_axis_inplace(Axis(0), Slice::from(s..e)),
+        }
+    }
+    view
+}
+
+/// `x[path]`, the operands giving the indices and bounds.
+pub fn subtensor(
+    x: &Value,
+    path: &[PathStep],
+    operands: &[Value],
+    label: &str,
+) -> Result<Value, String> {
+    let steps = resolve_path(x.shape(), path, operands, label)?;
+    Ok(map_array!(x, a => apply_path(a.view(), &steps).to_owned()))
+}
+
+/// A copy of `x` whose `x[path]` is set to (or, with `inc`, incremented by) `value`
+/// broadcast to its shape.
+pub fn set_subtensor(
+    x: &Value,
+    value: &Value,
+    path: &[PathStep],
+    inc: bool,
+    operands: &[Value],
+    label: &str,
+) -> Result<Value, String> {
+    let steps = resolve_path(x.shape(), path, operands, label)?;
+    fn write<T: Element>(
+        x: &ArrayD<T>,
+        value: &ArrayD<T>,
+        steps: &[Resolved],
+        combine: impl Fn(T, T) -> T,
+        label: &str,
+    ) -> Result<ArrayD<T>, String> {
+        let mut out = x.clone();
+        let mut target = apply_path(out.view_mut(), steps);
+        let stretched = value.broadcast(target.raw_dim()).ok_or_else(|| {
+            format!(
+                "`{label}`: a value of shape {:?} cannot be broadcast to the selected shape {:?}",
+                value.shape(),
+                target.shape()
+            )
+        })?;
+        Zip::from(&mut target)
+            .and(&stretched)
+            .for_each(|t, &v| *t = combine(*t, v));
+        Ok(out)
+    }
+    fn set<T>(_old: T, new: T) -> T {
+        new
+    }
+    let result = match (x, value, inc) {
+        (Value::Bool(a), Value::Bool(v), false) => write(a, v, &steps, set, label).map(Value::Bool),
+        (Value::I32(a), Value::I32(v), false) => write(a, v, &steps, set, label).map(Value::I32),
+        (Value::I64(a), Value::I64(v), false) => write(a, v, &steps, set, label).map(Value::I64),
+        (Value::F32(a), Value::F32(v), false) => write(a, v, &steps, set, label).map(Value::F32),
+        (Value::F64(a), Value::F64(v), false) => write(a, v, &steps, set, label).map(Value::F64),
+        (Value::I32(a), Value::I32(v), true) => {
+            write(a, v, &steps, Number::add, label).map(Value::I32)
+        }
+        (Value::I64(a), Value::I64(v), true) => {
+            write(a, v, &steps, Number::add, label).map(Value::I64)
+        }
+        (Value::F32(a), Value::F32(v), true) => {
+            write(a, v, &steps, Number::add, label).map(Value::F32)
+        }
+        (Value::F64(a), Value::F64(v), true) => {
+            write(a, v, &steps, Number::add, label).map(Value::F64)
+        }
+        _ => Err(format!(
+            "IR error: `{label}`: {} of {} into {}",
+            if inc {
+                "inc_subtensor"
+            } else {
+                "set_subtensor"
+            },
+            value.describe(),
+            x.describe()
+        )),
+    };
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn dot_by_ranks() {
+        let v = Value::from(array![1.0f64, 2.0]);
+        let w = Value::from(array![3.0f64, 4.0]);
+        let m = Value::from(array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        assert_eq!(dot(&v, &w, "d").unwrap(), Value::from(11.0f64));
+        assert_eq!(
+            dot(&v, &m, "d").unwrap(),
+            Value::from(array![9.0f64, 12.0, 15.0])
+        );
+        let u = Value::from(array![1.0f64, 0.0, -1.0]);
+        assert_eq!(
+            dot(&m, &u, "d").unwrap(),
+            Value::from(array![-2.0f64, -2.0])
+        );
+        let mt = transpose(&m);
+        assert_eq!(mt.shape(), &[3, 2]);
+        assert_eq!(
+            dot(&m, &mt, "d").unwrap(),
+            Value::from(array![[14.0f64, 32.0], [32.0, 77.0]])
+        );
+        let e = Value::from(ArrayD::<f64>::zeros(IxDyn(&[0])));
+        assert_eq!(dot(&e, &e, "d").unwrap(), Value::from(0.0f64));
+        assert_eq!(
+            dot(
+                &Value::from(array![i32::MAX, 1]),
+                &Value::from(array![2i32, 2]),
+                "d"
+            )
+            .unwrap(),
+            Value::from(0i32)
+        );
+    }
+
+    #[test]
+    fn dot_mismatch_names_label_and_shapes() {
+        let m = Value::from(array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let v = Value::from(array![1.0f32, 2.0]);
+        let err = dot(&m, &v, "m.dot(v)").unwrap_err();
+        assert!(err.contains("`m.dot(v)`"), "{err}");
+        assert!(err.contains("[2, 3]") && err.contains("[2]"), "{err}");
+        assert!(dot(&v, &v.cast(DType::F64), "x").is_err());
+    }
+
+    #[test]
+    fn reductions() {
+        let m = Value::from(array![[1i32, 5, 3], [4, 2, 6]]);
+        let r = |op, axis| reduce(op, axis, &m, DType::I32, "r").unwrap();
+        assert_eq!(r(ReduceOp::Sum, None), Value::from(21i32));
+        assert_eq!(r(ReduceOp::Sum, Some(0)), Value::from(array![5i32, 7, 9]));
+        assert_eq!(r(ReduceOp::Max, Some(1)), Value::from(array![5i32, 6]));
+        assert_eq!(r(ReduceOp::Min, None), Value::from(1i32));
+        assert_eq!(
+            reduce(ReduceOp::Mean, Some(1), &m, DType::F64, "r").unwrap(),
+            Value::from(array![3.0f64, 4.0])
+        );
+        let empty = Value::from(ArrayD::<f32>::zeros(IxDyn(&[0, 2])));
+        assert_eq!(
+            reduce(ReduceOp::Sum, Some(0), &empty, DType::F32, "r").unwrap(),
+            Value::from(array![0.0f32, 0.0])
+        );
+        let mean = reduce(ReduceOp::Mean, None, &empty, DType::F32, "r").unwrap();
+        assert!(mean.scalar_int().is_none());
+        assert!(mean.array::<f32>().unwrap().iter().all(|x| x.is_nan()));
+        let err = reduce(ReduceOp::Max, Some(0), &empty, DType::F32, "xs.max()").unwrap_err();
+        assert!(err.contains("`xs.max()`"), "{err}");
+        // An empty result is fine: the reduced axis has 2 elements.
+        assert_eq!(
+            reduce(ReduceOp::Max, Some(1), &empty, DType::F32, "r")
+                .unwrap()
+                .shape(),
+            &[0]
+        );
+        let nan = Value::from(array![1.0f64, f64::NAN, 3.0]);
+        let max = reduce(ReduceOp::Max, None, &nan, DType::F64, "r").unwrap();
+        assert!(max.array::<f64>().unwrap().iter().all(|x| x.is_nan()));
+    }
+
+    #[test]
+    fn fills_and_arange() {
+        let like = Value::from(array![[1.0f64, 2.0]]);
+        assert_eq!(
+            fill_like(&like, Literal::Int(1), DType::I32),
+            Value::from(array![[1i32, 1]])
+        );
+        assert_eq!(
+            arange(&Value::from(3i64), "a").unwrap(),
+            Value::from(array![0i64, 1, 2])
+        );
+        assert_eq!(arange(&Value::from(-2i64), "a").unwrap().shape(), &[0]);
+    }
+
+    fn idx(i: i64) -> Value {
+        Value::from(i)
+    }
+
+    #[test]
+    fn indexing_and_slicing() {
+        let m = Value::from(array![[0i32, 1, 2], [3, 4, 5], [6, 7, 8]]);
+        let row = |i| subtensor(&m, &[PathStep::Index], &[idx(i)], "m[i]");
+        assert_eq!(row(-1).unwrap(), Value::from(array![6i32, 7, 8]));
+        assert_eq!(row(1).unwrap(), Value::from(array![3i32, 4, 5]));
+        let err = row(3).unwrap_err();
+        assert!(
+            err.contains("`m[i]`") && err.contains("3") && err.contains("length 3"),
+            "{err}"
+        );
+        assert!(row(-4).is_err());
+        // x[i][j]: row then element.
+        assert_eq!(
+            subtensor(
+                &m,
+                &[PathStep::Index, PathStep::Index],
+                &[idx(2), idx(-3)],
+                "e"
+            )
+            .unwrap(),
+            Value::from(6i32)
+        );
+        // x[1..3][0] is row 1.
+        let both = PathStep::Slice {
+            start: true,
+            end: true,
+        };
+        assert_eq!(
+            subtensor(&m, &[both, PathStep::Index], &[idx(1), idx(3), idx(0)], "s").unwrap(),
+            Value::from(array![3i32, 4, 5])
+        );
+        // Clamping, negative bounds, empty slices.
+        let from = PathStep::Slice {
+            start: true,
+            end: false,
+        };
+        let to = PathStep::Slice {
+            start: false,
+            end: true,
+        };
+        assert_eq!(
+            subtensor(&m, &[from], &[idx(-2)], "s").unwrap(),
+            Value::from(array![[3i32, 4, 5], [6, 7, 8]])
+        );
+        assert_eq!(subtensor(&m, &[to], &[idx(10)], "s").unwrap(), m);
+        assert_eq!(
+            subtensor(&m, &[to], &[idx(-10)], "s").unwrap().shape(),
+            &[0, 3]
+        );
+        assert_eq!(
+            subtensor(&m, &[both], &[idx(2), idx(1)], "s")
+                .unwrap()
+                .shape(),
+            &[0, 3]
+        );
+        assert_eq!(
+            subtensor(
+                &m,
+                &[PathStep::Slice {
+                    start: false,
+                    end: false
+                }],
+                &[],
+                "s"
+            )
+            .unwrap(),
+            m
+        );
+        // Operands may be i32 too.
+        assert_eq!(
+            subtensor(&m, &[PathStep::Index], &[Value::from(0i32)], "s").unwrap(),
+            Value::from(array![0i32, 1, 2])
+        );
+    }
+
+    #[test]
+    fn set_and_inc_subtensor() {
+        let m = Value::from(array![[0.0f64, 1.0], [2.0, 3.0]]);
+        let set = set_subtensor(
+            &m,
+            &Value::from(9.0f64),
+            &[PathStep::Index],
+            false,
+            &[idx(-1)],
+            "s",
+        );
+        assert_eq!(set.unwrap(), Value::from(array![[0.0f64, 1.0], [9.0, 9.0]]));
+        let inc = set_subtensor(
+            &m,
+            &Value::from(array![10.0f64, 20.0]),
+            &[PathStep::Slice {
+                start: false,
+                end: false,
+            }],
+            true,
+            &[],
+            "s",
+        );
+        assert_eq!(
+            inc.unwrap(),
+            Value::from(array![[10.0f64, 21.0], [12.0, 23.0]])
+        );
+        let one = set_subtensor(
+            &m,
+            &Value::from(5.0f64),
+            &[PathStep::Index, PathStep::Index],
+            false,
+            &[idx(0), idx(1)],
+            "s",
+        );
+        assert_eq!(one.unwrap(), Value::from(array![[0.0f64, 5.0], [2.0, 3.0]]));
+        let err = set_subtensor(
+            &m,
+            &Value::from(array![1.0f64, 2.0, 3.0]),
+            &[PathStep::Index],
+            false,
+            &[idx(0)],
+            "x[0] = v",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`x[0] = v`") && err.contains("[3]") && err.contains("[2]"),
+            "{err}"
+        );
+        let wrapped = set_subtensor(
+            &Value::from(array![i64::MAX]),
+            &Value::from(1i64),
+            &[PathStep::Index],
+            true,
+            &[idx(0)],
+            "s",
+        );
+        assert_eq!(wrapped.unwrap(), Value::from(array![i64::MIN]));
+    }
+}

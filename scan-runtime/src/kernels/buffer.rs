@@ -1,0 +1,156 @@
+//! Output buffers: generated code declares one per array value before the loop and reuses
+//! it every step, so the only allocations happen when a shape changes.
+
+use ndarray::{Array, Dimension};
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+
+/// Gives `buf` the shape `shape`, reallocating (filled with `T::default()`) only when its
+/// shape differs. Contents are unspecified afterwards when the shape was unchanged: callers
+/// overwrite every element.
+#[inline]
+pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
+    if !same_shape(buf.shape(), &shape) {
+        *buf = Array::from_elem(shape, T::default());
+    }
+}
+
+/// Compares without building a second shape value (`raw_dim()` of an `IxDyn` of rank > 4
+/// would allocate).
+#[inline]
+fn same_shape<D: Dimension>(have: &[usize], want: &D) -> bool {
+    have.len() == want.ndim() && have.iter().enumerate().all(|(i, &n)| want[i] == n)
+}
+
+/// A buffer with every axis of length 0, to declare before a loop. Only the rank of
+/// `rank_hint` matters. A zero-size array owns no heap memory; the exception is rank 0,
+/// whose single element needs one small allocation.
+#[inline]
+pub fn empty<T: Element, D: Dimension>(rank_hint: D) -> Array<T, D> {
+    Array::from_elem(D::zeros(rank_hint.ndim()), T::default())
+}
+
+/// numpy broadcasting of `shapes` (trailing axes aligned; an axis of length 1 stretches to
+/// the other operands' length). The result has `D`'s rank (`D::NDIM`, or the largest input
+/// rank for `IxDyn`); missing leading axes count as length 1. `Err(Broadcast)` naming
+/// `what` when lengths conflict, an input has more axes than `D`, or the result's element
+/// count would overflow. Allocates nothing on success for a static `D`.
+pub fn broadcast_shape<D: Dimension>(what: &str, shapes: &[&[usize]]) -> Result<D> {
+    let rank = D::NDIM.unwrap_or_else(|| shapes.iter().map(|s| s.len()).max().unwrap_or(0));
+    let mut out = D::zeros(rank);
+    for i in 0..rank {
+        out[i] = 1;
+    }
+    for shape in shapes {
+        if shape.len() > rank {
+            return Err(broadcast_error(what, shapes));
+        }
+        let offset = rank - shape.len();
+        for (i, &n) in shape.iter().enumerate() {
+            let have = &mut out[offset + i];
+            if *have == 1 {
+                *have = n;
+            } else if n != 1 && n != *have {
+                return Err(broadcast_error(what, shapes));
+            }
+        }
+    }
+    // ndarray's own limit on an array's element count.
+    match out.size_checked() {
+        Some(size) if size <= isize::MAX as usize => Ok(out),
+        _ => Err(broadcast_error(what, shapes)),
+    }
+}
+
+fn broadcast_error(what: &str, shapes: &[&[usize]]) -> Error {
+    Error::Broadcast {
+        what: what.to_string(),
+        shapes: shapes.iter().map(|s| s.to_vec()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array1, Array2, ArrayD, Ix0, Ix1, Ix2, Ix3, IxDyn};
+
+    #[test]
+    fn ensure_shape_keeps_matching_buffer() {
+        let mut buf = Array2::<f64>::from_elem((2, 3), 7.0);
+        let ptr = buf.as_ptr();
+        ensure_shape(&mut buf, Ix2(2, 3));
+        assert_eq!(buf.as_ptr(), ptr);
+        assert_eq!(buf[[1, 2]], 7.0); // untouched
+    }
+
+    #[test]
+    fn ensure_shape_reallocates_on_change() {
+        let mut buf = Array2::<i32>::from_elem((2, 3), 7);
+        ensure_shape(&mut buf, Ix2(3, 2));
+        assert_eq!(buf.shape(), &[3, 2]);
+        assert!(buf.iter().all(|&x| x == 0));
+        let mut d = ArrayD::<bool>::from_elem(IxDyn(&[1, 1, 1, 1, 1]), true);
+        ensure_shape(&mut d, IxDyn(&[1, 1, 1, 1, 2]));
+        assert_eq!(d.shape(), &[1, 1, 1, 1, 2]);
+        assert!(d.iter().all(|&x| !x));
+        let mut d2 = ArrayD::<bool>::from_elem(IxDyn(&[2]), true);
+        ensure_shape(&mut d2, IxDyn(&[2, 1]));
+        assert_eq!(d2.shape(), &[2, 1]);
+    }
+
+    #[test]
+    fn empty_is_zero_size() {
+        let e: Array2<f32> = empty(Ix2(5, 5));
+        assert_eq!(e.shape(), &[0, 0]);
+        let e1: Array1<i64> = empty(Ix1(3));
+        assert_eq!(e1.shape(), &[0]);
+        let e3 = empty::<bool, _>(Ix3(1, 2, 3));
+        assert_eq!(e3.shape(), &[0, 0, 0]);
+        let ed = empty::<f64, _>(IxDyn(&[1, 2]));
+        assert_eq!(ed.shape(), &[0, 0]);
+        let e0 = empty::<f64, _>(Ix0());
+        assert_eq!(e0.shape(), &[] as &[usize]);
+        assert_eq!(e0[()], 0.0);
+    }
+
+    #[test]
+    fn broadcast_shape_numpy_rules() {
+        let d: Ix2 = broadcast_shape("a + b", &[&[2, 3], &[3]]).unwrap();
+        assert_eq!(d, Ix2(2, 3));
+        let d: Ix2 = broadcast_shape("a + b", &[&[2, 1], &[1, 4]]).unwrap();
+        assert_eq!(d, Ix2(2, 4));
+        let d: Ix2 = broadcast_shape("a + b", &[&[], &[5, 1]]).unwrap();
+        assert_eq!(d, Ix2(5, 1));
+        let d: Ix1 = broadcast_shape("a + b", &[&[1], &[0]]).unwrap();
+        assert_eq!(d, Ix1(0));
+        let d: Ix0 = broadcast_shape("a + b", &[&[], &[]]).unwrap();
+        assert_eq!(d, Ix0());
+        // A larger static rank pads with leading ones.
+        let d: Ix3 = broadcast_shape("a", &[&[4]]).unwrap();
+        assert_eq!(d, Ix3(1, 1, 4));
+        let d: IxDyn = broadcast_shape("a * b * c", &[&[3, 1, 2], &[4, 1], &[]]).unwrap();
+        assert_eq!(d, IxDyn(&[3, 4, 2]));
+    }
+
+    #[test]
+    fn broadcast_shape_errors() {
+        let e = broadcast_shape::<Ix2>("a + b", &[&[2, 3], &[4]]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::Broadcast {
+                what: "a + b".into(),
+                shapes: vec![vec![2, 3], vec![4]]
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot broadcast shapes [2, 3] and [4] together in `a + b`"
+        );
+        // Too many axes for the result rank.
+        assert!(broadcast_shape::<Ix1>("x", &[&[1, 3]]).is_err());
+        // Element count overflow.
+        let big = usize::MAX / 2;
+        assert!(broadcast_shape::<Ix2>("x", &[&[big, 1], &[1, big]]).is_err());
+    }
+}

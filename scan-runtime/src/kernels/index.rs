@@ -1,0 +1,388 @@
+//! Indexing and slicing on the leading axis with numpy semantics (negative indices count
+//! from the end; slices clamp), broadcasting assignment, and the small constructors
+//! (`zeros_like`, `arange`) that fill a reused buffer.
+
+use ndarray::{
+    Array, Array1, ArrayView, ArrayView0, ArrayViewMut, Axis, Dimension, IntoDimension, Ix1,
+    RemoveAxis, Slice, Zip,
+};
+
+use crate::element::{Element, Number};
+use crate::error::{Error, Result};
+use crate::kernels::buffer::ensure_shape;
+
+/// `a[i]` on axis 0, removing it. `Err(IndexOutOfBounds)` naming `what` unless
+/// `-len <= i < len`.
+pub fn index<'a, T, D: RemoveAxis>(
+    a: ArrayView<'a, T, D>,
+    i: i64,
+    what: &str,
+) -> Result<ArrayView<'a, T, D::Smaller>> {
+    let row = row_index(a.shape(), i, what)?;
+    Ok(a.index_axis_move(Axis(0), row))
+}
+
+/// Mutable `a[i]` on axis 0, for assignment into a row.
+pub fn index_mut<'a, T, D: RemoveAxis>(
+    a: ArrayViewMut<'a, T, D>,
+    i: i64,
+    what: &str,
+) -> Result<ArrayViewMut<'a, T, D::Smaller>> {
+    let row = row_index(a.shape(), i, what)?;
+    Ok(a.index_axis_move(Axis(0), row))
+}
+
+/// The value of a 0-d array.
+#[inline]
+pub fn scalar<T: Copy>(a: ArrayView0<'_, T>) -> T {
+    *a.into_scalar()
+}
+
+/// `a[start..end]` on axis 0 with numpy clamping: negative bounds count from the end,
+/// bounds past either end clamp, and `start >= end` gives zero rows. Never fails; a 0-d
+/// `IxDyn` array comes back unchanged.
+pub fn slice<'a, T, D: Dimension>(
+    a: ArrayView<'a, T, D>,
+    start: Option<i64>,
+    end: Option<i64>,
+) -> ArrayView<'a, T, D> {
+    match a.shape().first() {
+        Some(&len) => a.slice_axis_move(Axis(0), clamp_range(len, start, end)),
+        None => a,
+    }
+}
+
+/// Mutable [`slice`].
+pub fn slice_mut<'a, T, D: Dimension>(
+    a: ArrayViewMut<'a, T, D>,
+    start: Option<i64>,
+    end: Option<i64>,
+) -> ArrayViewMut<'a, T, D> {
+    match a.shape().first() {
+        Some(&len) => a.slice_axis_move(Axis(0), clamp_range(len, start, end)),
+        None => a,
+    }
+}
+
+/// `dst[...] = v`, broadcasting `v` to `dst`'s shape (extra leading axes of length 1 in
+/// `v` are allowed, as numpy). `Err(Broadcast)` naming `what` when `v` does not fit.
+pub fn assign<T: Element, D: Dimension, Dv: Dimension>(
+    dst: ArrayViewMut<'_, T, D>,
+    v: ArrayView<'_, T, Dv>,
+    what: &str,
+) -> Result<()> {
+    zip_broadcast(dst, v, what, |d, x| *d = x)
+}
+
+/// `dst[...] += v` with the broadcasting of [`assign`] (integers wrap). Used for
+/// `inc_subtensor`.
+pub fn assign_add<T: Number, D: Dimension, Dv: Dimension>(
+    dst: ArrayViewMut<'_, T, D>,
+    v: ArrayView<'_, T, Dv>,
+    what: &str,
+) -> Result<()> {
+    zip_broadcast(dst, v, what, |d, x| *d = d.num_add(x))
+}
+
+/// `out = a.copy()` into a reused buffer.
+pub fn copy_into<T: Element, D: Dimension>(out: &mut Array<T, D>, a: ArrayView<'_, T, D>) {
+    ensure_shape(out, a.raw_dim());
+    Zip::from(out).and(&a).for_each(|o, &x| *o = x);
+}
+
+/// `out` takes `like`'s shape, every element `value` (`zeros_like`, `ones_like`, `full_like`).
+/// `like`'s element type does not matter.
+pub fn fill_like<T: Element, A, D: Dimension>(
+    out: &mut Array<T, D>,
+    like: ArrayView<'_, A, D>,
+    value: T,
+) {
+    ensure_shape(out, like.raw_dim());
+    out.fill(value);
+}
+
+/// `out = [0, 1, ..., n - 1]`; empty when `n <= 0`. `Err(InvalidArgument)` when `n` is more
+/// elements than an array can hold.
+pub fn arange(out: &mut Array1<i64>, n: i64) -> Result<()> {
+    let len = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
+    // ndarray (and Vec) cap an allocation at isize::MAX bytes.
+    if len > isize::MAX as usize / std::mem::size_of::<i64>() {
+        return Err(Error::InvalidArgument {
+            what: "arange".to_string(),
+            detail: format!("n = {n} is too many elements for an array"),
+        });
+    }
+    ensure_shape(out, Ix1(len));
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = i as i64;
+    }
+    Ok(())
+}
+
+/// Resolves a numpy index on the leading axis of an array of shape `shape`.
+fn row_index(shape: &[usize], i: i64, what: &str) -> Result<usize> {
+    let Some(&len) = shape.first() else {
+        return Err(Error::InvalidArgument {
+            what: what.to_string(),
+            detail: "a 0-d array has no axis to index".to_string(),
+        });
+    };
+    let signed_len = i64::try_from(len).unwrap_or(i64::MAX);
+    // `i + signed_len` cannot overflow: i < 0 <= signed_len.
+    let j = if i < 0 { i + signed_len } else { i };
+    if (0..signed_len).contains(&j) {
+        Ok(j as usize)
+    } else {
+        Err(Error::IndexOutOfBounds {
+            what: what.to_string(),
+            index: i,
+            length: len,
+        })
+    }
+}
+
+/// numpy's slice bound clamping for an axis of length `len`.
+fn clamp_range(len: usize, start: Option<i64>, end: Option<i64>) -> Slice {
+    let n = i64::try_from(len).unwrap_or(i64::MAX);
+    let clamp = |x: i64| if x < 0 { (x + n).max(0) } else { x.min(n) };
+    let s = start.map_or(0, clamp);
+    let e = end.map_or(n, clamp).max(s);
+    // Both bounds are in 0..=len, so the casts are exact.
+    Slice::from(s as usize..e as usize)
+}
+
+/// Broadcasts `v` to `dst`'s shape and applies `f` to each pair, or reports the shapes.
+fn zip_broadcast<T: Element, D: Dimension, Dv: Dimension>(
+    dst: ArrayViewMut<'_, T, D>,
+    v: ArrayView<'_, T, Dv>,
+    what: &str,
+    f: impl Fn(&mut T, T),
+) -> Result<()> {
+    if v.ndim() <= dst.ndim() {
+        if let Some(bv) = v.broadcast(dst.raw_dim()) {
+            Zip::from(dst).and(bv).for_each(|d, &x| f(d, x));
+            return Ok(());
+        }
+    } else {
+        // numpy drops leading length-1 axes of the value (`a[0] = b[None]`). Rare, so the
+        // dynamic-rank detour is acceptable.
+        let extra = v.ndim() - dst.ndim();
+        if v.shape()[..extra].iter().all(|&n| n == 1) {
+            let mut vd = v.view().into_dyn();
+            for _ in 0..extra {
+                vd = vd.index_axis_move(Axis(0), 0);
+            }
+            if let Some(bv) = vd.broadcast(dst.raw_dim().into_dimension()) {
+                Zip::from(dst).and(bv).for_each(|d, &x| f(d, x));
+                return Ok(());
+            }
+        }
+    }
+    Err(Error::Broadcast {
+        what: what.to_string(),
+        shapes: vec![dst.shape().to_vec(), v.shape().to_vec()],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, aview0, s, Array0, Array2, Array3, ArrayD, IxDyn};
+
+    #[test]
+    fn index_positive_and_negative() {
+        let a = array![[1, 2], [3, 4], [5, 6]];
+        assert_eq!(index(a.view(), 0, "a").unwrap(), array![1, 2]);
+        assert_eq!(index(a.view(), 2, "a").unwrap(), array![5, 6]);
+        assert_eq!(index(a.view(), -1, "a").unwrap(), array![5, 6]);
+        assert_eq!(index(a.view(), -3, "a").unwrap(), array![1, 2]);
+        let row = index(a.view(), 1, "a").unwrap();
+        assert_eq!(scalar(index(row, -1, "a[1]").unwrap()), 4);
+        // Index on a reversed view follows the view's logical order.
+        assert_eq!(index(a.slice(s![..;-1, ..]), 0, "a").unwrap(), array![5, 6]);
+    }
+
+    #[test]
+    fn index_errors() {
+        let a = array![1.0, 2.0, 3.0];
+        for i in [3, -4, i64::MAX, i64::MIN] {
+            let e = index(a.view(), i, "xs").unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfBounds {
+                    what: "xs".into(),
+                    index: i,
+                    length: 3
+                }
+            );
+        }
+        assert_eq!(
+            index(a.view(), 3, "xs").unwrap_err().to_string(),
+            "index 3 is out of bounds for `xs` with length 3"
+        );
+        let empty = Array2::<f64>::zeros((0, 2));
+        assert!(index(empty.view(), 0, "e").is_err());
+        assert!(index(empty.view(), -1, "e").is_err());
+        let zero_d = ArrayD::<f64>::zeros(IxDyn(&[]));
+        let e = index(zero_d.view(), 0, "z").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid `z`: a 0-d array has no axis to index"
+        );
+    }
+
+    #[test]
+    fn index_mut_writes_row() {
+        let mut a = Array2::<i64>::zeros((3, 2));
+        let row = index_mut(a.view_mut(), -1, "a").unwrap();
+        assign(row, array![7, 8].view(), "a[-1] = v").unwrap();
+        assert_eq!(a, array![[0, 0], [0, 0], [7, 8]]);
+        assert!(matches!(
+            index_mut(a.view_mut(), 3, "a"),
+            Err(Error::IndexOutOfBounds {
+                index: 3,
+                length: 3,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn scalar_reads_0d() {
+        let x = 2.5f32;
+        assert_eq!(scalar(aview0(&x)), 2.5);
+        let a = Array0::from_elem((), true);
+        assert!(scalar(a.view()));
+    }
+
+    #[test]
+    fn slice_numpy_clamping() {
+        let a = array![0, 1, 2, 3, 4];
+        let cases: &[(Option<i64>, Option<i64>, &[i32])] = &[
+            (None, None, &[0, 1, 2, 3, 4]),
+            (Some(1), Some(3), &[1, 2]),
+            (Some(-2), None, &[3, 4]),
+            (None, Some(-1), &[0, 1, 2, 3]),
+            (Some(-10), Some(2), &[0, 1]),
+            (Some(3), Some(100), &[3, 4]),
+            (Some(4), Some(2), &[]),
+            (Some(7), None, &[]),
+            (None, Some(-9), &[]),
+            (Some(i64::MIN), Some(i64::MAX), &[0, 1, 2, 3, 4]),
+        ];
+        for &(start, end, want) in cases {
+            assert_eq!(
+                slice(a.view(), start, end).to_vec(),
+                want.to_vec(),
+                "{start:?}..{end:?}"
+            );
+        }
+        let m = array![[1, 2], [3, 4], [5, 6]];
+        assert_eq!(slice(m.view(), Some(-2), None), array![[3, 4], [5, 6]]);
+        let zero_d = ArrayD::<f64>::zeros(IxDyn(&[]));
+        assert_eq!(slice(zero_d.view(), Some(1), None).shape(), &[] as &[usize]);
+    }
+
+    #[test]
+    fn slice_mut_then_assign() {
+        let mut a = Array1::<f64>::zeros(5);
+        assign(
+            slice_mut(a.view_mut(), Some(1), Some(-1)),
+            aview0(&9.0),
+            "a[1:-1] = 9",
+        )
+        .unwrap();
+        assert_eq!(a, array![0.0, 9.0, 9.0, 9.0, 0.0]);
+        let v = slice_mut(a.view_mut(), Some(8), None);
+        assert_eq!(v.len(), 0);
+    }
+
+    #[test]
+    fn assign_broadcasts() {
+        let mut a = Array2::<i32>::zeros((2, 3));
+        assign(a.view_mut(), array![1, 2, 3].view(), "a[:] = v").unwrap();
+        assert_eq!(a, array![[1, 2, 3], [1, 2, 3]]);
+        assign(a.view_mut(), array![[7], [8]].view(), "a[:] = v").unwrap();
+        assert_eq!(a, array![[7, 7, 7], [8, 8, 8]]);
+        // Extra leading length-1 axes in the value.
+        let v3 = Array3::from_shape_fn((1, 2, 3), |(_, i, j)| (i * 3 + j) as i32);
+        assign(a.view_mut(), v3.view(), "a[:] = v").unwrap();
+        assert_eq!(a, array![[0, 1, 2], [3, 4, 5]]);
+        // Into a strided destination.
+        assign(a.slice_mut(s![.., ..;2]), aview0(&-1), "a[:, ::2] = -1").unwrap();
+        assert_eq!(a, array![[-1, 1, -1], [-1, 4, -1]]);
+    }
+
+    #[test]
+    fn assign_errors() {
+        let mut a = Array2::<f64>::zeros((2, 3));
+        let e = assign(a.view_mut(), array![1.0, 2.0].view(), "a[0] = v").unwrap_err();
+        assert_eq!(
+            e,
+            Error::Broadcast {
+                what: "a[0] = v".into(),
+                shapes: vec![vec![2, 3], vec![2]]
+            }
+        );
+        let v3 = Array3::<f64>::zeros((2, 2, 3));
+        assert!(assign(a.view_mut(), v3.view(), "a = v").is_err());
+        let v3b = Array3::<f64>::zeros((1, 2, 4));
+        assert!(assign(a.view_mut(), v3b.view(), "a = v").is_err());
+        assert!(assign_add(a.view_mut(), array![1.0, 2.0].view(), "a += v").is_err());
+        assert_eq!(a, Array2::zeros((2, 3)));
+    }
+
+    #[test]
+    fn assign_add_accumulates() {
+        let mut a = array![[1, 2], [3, 4]];
+        assign_add(a.view_mut(), array![10, 20].view(), "a += v").unwrap();
+        assert_eq!(a, array![[11, 22], [13, 24]]);
+        let mut w = array![i32::MAX];
+        assign_add(w.view_mut(), aview0(&1), "w += 1").unwrap();
+        assert_eq!(w[0], i32::MIN);
+    }
+
+    #[test]
+    fn copy_into_reuses_buffer() {
+        let a = array![[1.0, 2.0], [3.0, 4.0]];
+        let mut out = Array2::<f64>::zeros((2, 2));
+        let ptr = out.as_ptr();
+        copy_into(&mut out, a.t());
+        assert_eq!(out, array![[1.0, 3.0], [2.0, 4.0]]);
+        assert_eq!(out.as_ptr(), ptr);
+        let mut small = Array2::<f64>::zeros((0, 0));
+        copy_into(&mut small, a.slice(s![..;-1, ..]));
+        assert_eq!(small, array![[3.0, 4.0], [1.0, 2.0]]);
+    }
+
+    #[test]
+    fn fill_like_shapes() {
+        let like = Array2::<i32>::zeros((2, 3));
+        let mut out = Array2::<f64>::zeros((0, 0));
+        fill_like(&mut out, like.view(), 1.0);
+        assert_eq!(out, Array2::from_elem((2, 3), 1.0));
+        let mut b = Array1::<bool>::from_elem(1, true);
+        fill_like(&mut b, array![1.0, 2.0, 3.0].view(), false);
+        assert_eq!(b, array![false, false, false]);
+    }
+
+    #[test]
+    fn arange_values() {
+        let mut out = Array1::<i64>::zeros(0);
+        arange(&mut out, 4).unwrap();
+        assert_eq!(out, array![0, 1, 2, 3]);
+        arange(&mut out, 0).unwrap();
+        assert_eq!(out.len(), 0);
+        arange(&mut out, -3).unwrap();
+        assert_eq!(out.len(), 0);
+        let e = arange(&mut out, i64::MAX).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "invalid `arange`: n = {} is too many elements for an array",
+                i64::MAX
+            )
+        );
+    }
+}

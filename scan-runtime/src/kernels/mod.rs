@@ -1,0 +1,23 @@
+//! Array kernels called by generated code, one file per family.
+//!
+//! Every kernel that produces an array writes into a caller-provided buffer and only
+//! reallocates it when its shape must change (see [`buffer::ensure_shape`]), so a loop
+//! whose shapes are stable allocates nothing after its first step. Size problems come
+//! back as [`crate::Error`] values, never as panics.
+
+pub mod buffer;
+pub mod dot;
+pub mod elementwise;
+pub mod index;
+pub mod reduce;
+pub mod steps;
+
+// Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
+pub use buffer::{broadcast_shape, empty, ensure_shape};
+pub use dot::{dot_mm, dot_mv, dot_vm, dot_vv};
+pub use elementwise::{map1, map2, map3};
+pub use index::{
+    arange, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice, slice_mut,
+};
+pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
+pub use steps::{check_n_steps, check_shape, check_steps_available, last_row, sequence_steps};

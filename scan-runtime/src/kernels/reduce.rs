@@ -1,0 +1,371 @@
+//! Reductions over every element or along one axis, with numpy's conventions: integer sums
+//! wrap, `max`/`min` of nothing is an error and NaN propagates, `mean` of nothing is NaN.
+//! Axis versions write into a reused buffer.
+
+use ndarray::{Array, ArrayView, ArrayView1, Axis, Dimension, RemoveAxis, Zip};
+
+use crate::element::{Element, Float, Number};
+use crate::error::{Error, Result};
+use crate::kernels::buffer::ensure_shape;
+use crate::math::{maximum, minimum};
+
+/// Sum of every element (0 for an empty array).
+pub fn sum_all<T: Number, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
+    match a.as_slice_memory_order() {
+        Some(s) => sum_slice(s),
+        None => a.fold(T::ZERO, |acc, &x| acc.num_add(x)),
+    }
+}
+
+/// Largest element; NaN if any element is NaN. `Err(Empty)` naming `what` when empty.
+pub fn max_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> Result<T> {
+    let first = *a.first().ok_or_else(|| empty_error(what))?;
+    Ok(a.fold(first, |acc, &x| maximum(acc, x)))
+}
+
+/// Smallest element; NaN if any element is NaN. `Err(Empty)` naming `what` when empty.
+pub fn min_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> Result<T> {
+    let first = *a.first().ok_or_else(|| empty_error(what))?;
+    Ok(a.fold(first, |acc, &x| minimum(acc, x)))
+}
+
+/// Mean of every element; NaN for an empty array (numpy warns and returns NaN).
+pub fn mean_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
+    let n = a.len();
+    sum_all(a).div(T::from_usize(n))
+}
+
+/// `out = a.sum(axis)`. `Err(InvalidArgument)` if `a` has no such axis.
+pub fn sum_axis<T: Number, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, "axis")?;
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    if a.len_of(ax) == 0 {
+        out.fill(T::ZERO);
+        return Ok(());
+    }
+    reduce_axis(out, a, ax, sum_all, |acc, x| acc.num_add(x));
+    Ok(())
+}
+
+/// `out = a.max(axis)`. `Err(Empty)` naming `what` when the axis has length 0 (as numpy,
+/// even if the result itself would be empty).
+pub fn max_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    what: &str,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, what)?;
+    if a.len_of(ax) == 0 {
+        return Err(empty_error(what));
+    }
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    // Lanes are non-empty, so max_all cannot fail; the fallback value is never used.
+    reduce_axis(
+        out,
+        a,
+        ax,
+        |lane| max_all(lane, what).unwrap_or_default(),
+        maximum,
+    );
+    Ok(())
+}
+
+/// `out = a.min(axis)`. `Err(Empty)` naming `what` when the axis has length 0.
+pub fn min_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    what: &str,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, what)?;
+    if a.len_of(ax) == 0 {
+        return Err(empty_error(what));
+    }
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    reduce_axis(
+        out,
+        a,
+        ax,
+        |lane| min_all(lane, what).unwrap_or_default(),
+        minimum,
+    );
+    Ok(())
+}
+
+/// `out = a.mean(axis)`; NaN where the axis has length 0. `Err(InvalidArgument)` if `a` has
+/// no such axis.
+pub fn mean_axis<T: Float, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+) -> Result<()> {
+    let n = T::from_usize(a.shape().get(axis).copied().unwrap_or(0));
+    sum_axis(out, a, axis)?;
+    out.mapv_inplace(|s| s.div(n));
+    Ok(())
+}
+
+/// Fills `out` (already shaped) with the reduction of `a` along `ax` (non-empty). When the
+/// axis is the contiguous one, each lane is reduced on its own (`lane_op`, which can use
+/// the unrolled slice loop); otherwise whole sub-arrays are combined elementwise
+/// (`combine`), which walks memory in order.
+fn reduce_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    ax: Axis,
+    lane_op: impl Fn(ArrayView1<'_, T>) -> T,
+    combine: impl Fn(T, T) -> T,
+) {
+    if a.ndim() > 1 && a.stride_of(ax).unsigned_abs() == 1 {
+        Zip::from(out)
+            .and(a.lanes(ax))
+            .for_each(|o, lane| *o = lane_op(lane));
+    } else {
+        let mut subs = a.axis_iter(ax);
+        if let Some(first) = subs.next() {
+            Zip::from(&mut *out).and(&first).for_each(|o, &x| *o = x);
+        }
+        for sub in subs {
+            Zip::from(&mut *out)
+                .and(&sub)
+                .for_each(|o, &x| *o = combine(*o, x));
+        }
+    }
+}
+
+fn check_axis<T, D: Dimension>(a: &ArrayView<'_, T, D>, axis: usize, what: &str) -> Result<Axis> {
+    if axis < a.ndim() {
+        Ok(Axis(axis))
+    } else {
+        Err(Error::InvalidArgument {
+            what: what.to_string(),
+            detail: format!(
+                "axis {axis} is out of range for an array of rank {}",
+                a.ndim()
+            ),
+        })
+    }
+}
+
+fn empty_error(what: &str) -> Error {
+    Error::Empty {
+        what: what.to_string(),
+    }
+}
+
+/// Sum of a slice with eight independent accumulators (vectorizable for floats, and closer
+/// to numpy's pairwise summation than one running sum).
+fn sum_slice<T: Number>(s: &[T]) -> T {
+    let mut acc = [T::ZERO; 8];
+    let chunks = s.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a = a.num_add(x);
+        }
+    }
+    let mut sum = (acc[0].num_add(acc[4]).num_add(acc[1].num_add(acc[5])))
+        .num_add(acc[2].num_add(acc[6]).num_add(acc[3].num_add(acc[7])));
+    for &x in rest {
+        sum = sum.num_add(x);
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, s, Array0, Array1, Array2, Array3, ArrayD, IxDyn};
+
+    #[test]
+    fn sum_all_values() {
+        let a = array![[1, 2, 3], [4, 5, 6]];
+        assert_eq!(sum_all(a.view()), 21);
+        assert_eq!(sum_all(a.t()), 21);
+        assert_eq!(sum_all(a.slice(s![.., ..;-2])), 1 + 3 + 4 + 6);
+        assert_eq!(sum_all(Array1::<f64>::zeros(0).view()), 0.0);
+        let long = Array1::from_iter((1..=100).map(f64::from));
+        assert_eq!(sum_all(long.view()), 5050.0);
+        assert_eq!(
+            sum_all(long.slice(s![..;3])),
+            (0..34).map(|i| 1.0 + 3.0 * i as f64).sum()
+        );
+        // Integer sums wrap.
+        let big = array![i32::MAX, 1];
+        assert_eq!(sum_all(big.view()), i32::MIN);
+        let scalar = Array0::from_elem((), 2.5f32);
+        assert_eq!(sum_all(scalar.view()), 2.5);
+    }
+
+    #[test]
+    fn max_min_all_values() {
+        let a = array![[3.0, -1.0], [7.5, 2.0]];
+        assert_eq!(max_all(a.view(), "max(a)").unwrap(), 7.5);
+        assert_eq!(min_all(a.view(), "min(a)").unwrap(), -1.0);
+        assert_eq!(max_all(a.t(), "max(a)").unwrap(), 7.5);
+        let i = array![4i64, -9, 2];
+        assert_eq!(max_all(i.view(), "max(i)").unwrap(), 4);
+        assert_eq!(min_all(i.slice(s![..;-1]), "min(i)").unwrap(), -9);
+        let b = array![false, true];
+        assert!(max_all(b.view(), "any").unwrap());
+        assert!(!min_all(b.view(), "all").unwrap());
+        let nan_first = array![f64::NAN, 1.0];
+        let nan_last = array![1.0f32, 5.0, f32::NAN];
+        assert!(max_all(nan_first.view(), "m").unwrap().is_nan());
+        assert!(min_all(nan_first.view(), "m").unwrap().is_nan());
+        assert!(max_all(nan_last.view(), "m").unwrap().is_nan());
+        assert!(min_all(nan_last.view(), "m").unwrap().is_nan());
+    }
+
+    #[test]
+    fn max_min_all_empty() {
+        let e = Array2::<f64>::zeros((0, 3));
+        let err = max_all(e.view(), "max(x)").unwrap_err();
+        assert_eq!(
+            err,
+            Error::Empty {
+                what: "max(x)".into()
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "`max(x)` got an empty array, which has no element or row to take"
+        );
+        assert!(min_all(e.view(), "min(x)").is_err());
+    }
+
+    #[test]
+    fn mean_all_values() {
+        let a = array![[1.0f64, 2.0], [3.0, 6.0]];
+        assert_eq!(mean_all(a.view()), 3.0);
+        assert_eq!(mean_all(array![1.0f32, 2.0].view()), 1.5);
+        assert!(mean_all(Array1::<f64>::zeros(0).view()).is_nan());
+    }
+
+    #[test]
+    fn sum_axis_values() {
+        let a = array![[1, 2, 3], [4, 5, 6]];
+        let mut out = Array1::<i32>::zeros(0);
+        sum_axis(&mut out, a.view(), 0).unwrap();
+        assert_eq!(out, array![5, 7, 9]);
+        sum_axis(&mut out, a.view(), 1).unwrap();
+        assert_eq!(out, array![6, 15]);
+        // Transposed and reversed inputs take the other loop order.
+        sum_axis(&mut out, a.t(), 0).unwrap();
+        assert_eq!(out, array![6, 15]);
+        sum_axis(&mut out, a.t(), 1).unwrap();
+        assert_eq!(out, array![5, 7, 9]);
+        sum_axis(&mut out, a.slice(s![..;-1, ..;-1]), 1).unwrap();
+        assert_eq!(out, array![15, 6]);
+        // 1-d to 0-d.
+        let mut o0 = Array0::<f64>::zeros(());
+        sum_axis(&mut o0, array![1.5, 2.5].view(), 0).unwrap();
+        assert_eq!(o0[()], 4.0);
+        // 3-d, every axis, against a naive loop.
+        let c = Array3::from_shape_fn((2, 3, 4), |(i, j, k)| (i * 12 + j * 4 + k) as i64);
+        for axis in 0..3 {
+            let mut o = Array2::<i64>::zeros((0, 0));
+            sum_axis(&mut o, c.view(), axis).unwrap();
+            let naive = c.sum_axis(Axis(axis));
+            assert_eq!(o, naive, "axis {axis}");
+        }
+    }
+
+    #[test]
+    fn sum_axis_empty_and_errors() {
+        let e = Array2::<f64>::zeros((0, 3));
+        let mut out = Array1::<f64>::from_elem(7, 1.0);
+        sum_axis(&mut out, e.view(), 0).unwrap();
+        assert_eq!(out, array![0.0, 0.0, 0.0]);
+        sum_axis(&mut out, e.view(), 1).unwrap();
+        assert_eq!(out.shape(), &[0]);
+        let err = sum_axis(&mut out, e.view(), 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid `axis`: axis 2 is out of range for an array of rank 2"
+        );
+    }
+
+    #[test]
+    fn max_min_axis_values() {
+        let a = array![[1.0, 9.0, 3.0], [4.0, 5.0, -6.0]];
+        let mut out = Array1::<f64>::zeros(0);
+        max_axis(&mut out, a.view(), 0, "max").unwrap();
+        assert_eq!(out, array![4.0, 9.0, 3.0]);
+        max_axis(&mut out, a.view(), 1, "max").unwrap();
+        assert_eq!(out, array![9.0, 5.0]);
+        min_axis(&mut out, a.view(), 0, "min").unwrap();
+        assert_eq!(out, array![1.0, 5.0, -6.0]);
+        min_axis(&mut out, a.t(), 0, "min").unwrap();
+        assert_eq!(out, array![1.0, -6.0]);
+        let n = array![[1.0, f64::NAN], [2.0, 0.0]];
+        max_axis(&mut out, n.view(), 0, "max").unwrap();
+        assert_eq!(out[0], 2.0);
+        assert!(out[1].is_nan());
+        min_axis(&mut out, n.view(), 1, "min").unwrap();
+        assert!(out[0].is_nan());
+        assert_eq!(out[1], 0.0);
+        let i = array![[3i32, 1], [2, 8]];
+        let mut oi = Array1::<i32>::zeros(0);
+        max_axis(&mut oi, i.view(), 1, "max").unwrap();
+        assert_eq!(oi, array![3, 8]);
+    }
+
+    #[test]
+    fn max_min_axis_empty() {
+        let e = Array2::<f32>::zeros((0, 3));
+        let mut out = Array1::<f32>::zeros(0);
+        let err = max_axis(&mut out, e.view(), 0, "max(x, 0)").unwrap_err();
+        assert_eq!(
+            err,
+            Error::Empty {
+                what: "max(x, 0)".into()
+            }
+        );
+        assert!(min_axis(&mut out, e.view(), 0, "min(x, 0)").is_err());
+        // Reducing a non-empty axis of an empty array is fine.
+        max_axis(&mut out, e.view(), 1, "max(x, 1)").unwrap();
+        assert_eq!(out.shape(), &[0]);
+        let err = min_axis(&mut out, e.view(), 5, "min(x, 5)").unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument { .. }));
+    }
+
+    #[test]
+    fn mean_axis_values() {
+        let a = array![[1.0f32, 2.0], [3.0, 6.0]];
+        let mut out = Array1::<f32>::zeros(0);
+        mean_axis(&mut out, a.view(), 0).unwrap();
+        assert_eq!(out, array![2.0, 4.0]);
+        mean_axis(&mut out, a.view(), 1).unwrap();
+        assert_eq!(out, array![1.5, 4.5]);
+        let e = Array2::<f64>::zeros((0, 2));
+        let mut oe = Array1::<f64>::zeros(0);
+        mean_axis(&mut oe, e.view(), 0).unwrap();
+        assert!(oe.iter().all(|x| x.is_nan()) && oe.len() == 2);
+        assert!(mean_axis(&mut oe, e.view(), 3).is_err());
+    }
+
+    #[test]
+    fn axis_dyn() {
+        let a = ArrayD::from_shape_fn(IxDyn(&[2, 2, 2]), |ix| {
+            (ix[0] * 4 + ix[1] * 2 + ix[2]) as f64
+        });
+        let mut out = ArrayD::<f64>::zeros(IxDyn(&[]));
+        sum_axis(&mut out, a.view(), 2).unwrap();
+        assert_eq!(out.shape(), &[2, 2]);
+        assert_eq!(
+            out.iter().copied().collect::<Vec<_>>(),
+            vec![1.0, 5.0, 9.0, 13.0]
+        );
+        max_axis(&mut out, a.view(), 0, "max").unwrap();
+        assert_eq!(
+            out.iter().copied().collect::<Vec<_>>(),
+            vec![4.0, 5.0, 6.0, 7.0]
+        );
+    }
+}

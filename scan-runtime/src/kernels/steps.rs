@@ -1,0 +1,200 @@
+//! Checks the scan loop runs before its first step, following PyTensor's rules, so a bad
+//! argument fails with a message naming it instead of an out-of-bounds read mid-loop.
+
+use ndarray::{ArrayView, Axis, RemoveAxis};
+
+use crate::error::{Error, Result};
+
+/// `(past, span)` of a tap list: the rows before step 0 the deepest past tap needs, and the
+/// rows the tap window needs beyond the number of steps. PyTensor: with
+/// `mn = min(min(taps), 0)` and `mx = max(max(taps), 0)`, `span = mx - mn`.
+fn tap_span(taps: &[i64]) -> u64 {
+    let mn = taps.iter().copied().min().unwrap_or(0).min(0);
+    let mx = taps.iter().copied().max().unwrap_or(0).max(0);
+    // mx >= 0 >= mn, so the difference is non-negative and fits in u64.
+    (i128::from(mx) - i128::from(mn)) as u64
+}
+
+fn span_usize(taps: &[i64]) -> usize {
+    usize::try_from(tap_span(taps)).unwrap_or(usize::MAX)
+}
+
+/// How many steps a sequence of `length` rows allows with `taps`: `length - span`.
+/// `Err(SequenceTooShort)` (with `required = span`) when it is shorter than its tap window.
+pub fn sequence_steps(sequence: &str, length: usize, taps: &[i64]) -> Result<usize> {
+    let span = span_usize(taps);
+    length
+        .checked_sub(span)
+        .ok_or_else(|| Error::SequenceTooShort {
+            sequence: sequence.to_string(),
+            length,
+            required: span,
+            detail: format!("the window of taps {taps:?}"),
+        })
+}
+
+/// Converts a user's `n_steps` to a count. `Err(InvalidArgument)` naming `n_steps` when it is
+/// negative.
+pub fn check_n_steps(n_steps: i64) -> Result<usize> {
+    usize::try_from(n_steps).map_err(|_| Error::InvalidArgument {
+        what: "n_steps".to_string(),
+        detail: format!("it must be >= 0, got {n_steps}"),
+    })
+}
+
+/// Checks that a sequence of `length` rows covers `n_steps` steps with `taps`:
+/// `length >= n_steps + span`. `Err(SequenceTooShort)` otherwise.
+pub fn check_steps_available(
+    sequence: &str,
+    length: usize,
+    taps: &[i64],
+    n_steps: usize,
+) -> Result<()> {
+    let required = u128::from(tap_span(taps)) + n_steps as u128;
+    if (length as u128) >= required {
+        Ok(())
+    } else {
+        Err(Error::SequenceTooShort {
+            sequence: sequence.to_string(),
+            length,
+            required: usize::try_from(required).unwrap_or(usize::MAX),
+            detail: format!("n_steps = {n_steps} with taps {taps:?}"),
+        })
+    }
+}
+
+/// `Err(ShapeMismatch)` naming `what` unless `found == expected` (initial states, ...).
+pub fn check_shape(what: &str, expected: &[usize], found: &[usize]) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch {
+            what: what.to_string(),
+            expected: expected.to_vec(),
+            found: found.to_vec(),
+        })
+    }
+}
+
+/// The last row (axis 0) of `a`, e.g. a scan output's final state. `Err(Empty)` naming
+/// `what` when there are no rows (a scan of 0 steps).
+pub fn last_row<'a, T, D: RemoveAxis>(
+    a: ArrayView<'a, T, D>,
+    what: &str,
+) -> Result<ArrayView<'a, T, D::Smaller>> {
+    match a.shape().first() {
+        Some(&len) if len > 0 => Ok(a.index_axis_move(Axis(0), len - 1)),
+        Some(_) => Err(Error::Empty {
+            what: what.to_string(),
+        }),
+        None => Err(Error::InvalidArgument {
+            what: what.to_string(),
+            detail: "a 0-d array has no rows".to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, Array2, ArrayD, IxDyn};
+
+    #[test]
+    fn sequence_steps_pytensor_rule() {
+        assert_eq!(sequence_steps("u", 10, &[0]).unwrap(), 10);
+        assert_eq!(sequence_steps("u", 10, &[]).unwrap(), 10);
+        assert_eq!(sequence_steps("u", 10, &[-2, 0]).unwrap(), 8);
+        assert_eq!(sequence_steps("u", 10, &[-3, 1]).unwrap(), 6);
+        assert_eq!(sequence_steps("u", 10, &[1, 2]).unwrap(), 8);
+        assert_eq!(sequence_steps("u", 10, &[-3, -1]).unwrap(), 7);
+        assert_eq!(sequence_steps("u", 4, &[-4, 0]).unwrap(), 0);
+        let e = sequence_steps("u", 3, &[-4, 0]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::SequenceTooShort {
+                sequence: "u".into(),
+                length: 3,
+                required: 4,
+                detail: "the window of taps [-4, 0]".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "sequence `u` has 3 rows but the window of taps [-4, 0] needs 4"
+        );
+        // Extreme taps do not overflow.
+        assert!(sequence_steps("u", 3, &[i64::MIN, i64::MAX]).is_err());
+    }
+
+    #[test]
+    fn check_n_steps_values() {
+        assert_eq!(check_n_steps(0).unwrap(), 0);
+        assert_eq!(check_n_steps(5).unwrap(), 5);
+        let e = check_n_steps(-2).unwrap_err();
+        assert_eq!(
+            e,
+            Error::InvalidArgument {
+                what: "n_steps".into(),
+                detail: "it must be >= 0, got -2".into()
+            }
+        );
+        assert_eq!(e.to_string(), "invalid `n_steps`: it must be >= 0, got -2");
+    }
+
+    #[test]
+    fn check_steps_available_values() {
+        check_steps_available("u", 9, &[-4, 0], 5).unwrap();
+        check_steps_available("u", 5, &[0], 5).unwrap();
+        check_steps_available("u", 0, &[0], 0).unwrap();
+        let e = check_steps_available("u", 3, &[-4, 0], 5).unwrap_err();
+        assert_eq!(
+            e,
+            Error::SequenceTooShort {
+                sequence: "u".into(),
+                length: 3,
+                required: 9,
+                detail: "n_steps = 5 with taps [-4, 0]".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "sequence `u` has 3 rows but n_steps = 5 with taps [-4, 0] needs 9"
+        );
+        assert!(check_steps_available("u", 8, &[-4, 0], 5).is_err());
+        assert!(check_steps_available("u", 10, &[i64::MIN, i64::MAX], usize::MAX).is_err());
+    }
+
+    #[test]
+    fn check_shape_values() {
+        check_shape("h0", &[3, 4], &[3, 4]).unwrap();
+        check_shape("s", &[], &[]).unwrap();
+        let e = check_shape("h0", &[4], &[3]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::ShapeMismatch {
+                what: "h0".into(),
+                expected: vec![4],
+                found: vec![3]
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "`h0` has shape [3] but shape [4] was expected"
+        );
+    }
+
+    #[test]
+    fn last_row_values() {
+        let a = array![[1, 2], [3, 4]];
+        assert_eq!(last_row(a.view(), "ys").unwrap(), array![3, 4]);
+        let v = array![1.0, 2.0, 3.0];
+        assert_eq!(last_row(v.view(), "ys").unwrap()[()], 3.0);
+        let e = last_row(Array2::<f64>::zeros((0, 2)).view(), "ys").unwrap_err();
+        assert_eq!(e, Error::Empty { what: "ys".into() });
+        let z = ArrayD::<f64>::zeros(IxDyn(&[]));
+        assert!(matches!(
+            last_row(z.view(), "z"),
+            Err(Error::InvalidArgument { .. })
+        ));
+    }
+}

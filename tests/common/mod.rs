@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests: running a program through the reference
+//! evaluator and comparing its results with the generated code's.
+
+#![allow(dead_code)]
+
+pub use scan_codegen::eval::Value;
+
+/// Runs `function` of `source` through the reference evaluator of the IR.
+pub fn evaluate(source: &str, function: &str, args: Vec<Value>) -> Vec<Value> {
+    scan_codegen::eval::run(source, function, args)
+        .unwrap_or_else(|e| panic!("the evaluator failed on `{function}`: {e}"))
+}
+
+/// The generated code's results agree with the evaluator's, value by value.
+pub fn agree(generated: Vec<Value>, evaluated: Vec<Value>) {
+    assert_eq!(generated.len(), evaluated.len(), "number of results");
+    for (i, (g, e)) in generated.iter().zip(&evaluated).enumerate() {
+        if let Err(msg) = scan_codegen::eval::assert_close(g, e) {
+            panic!("result {i}: generated code and evaluator disagree: {msg}");
+        }
+    }
+}
+
+/// Runs the evaluator on the same program and arguments and checks it agrees with what
+/// the generated code returned.
+pub fn second_opinion(source: &str, function: &str, args: Vec<Value>, generated: Vec<Value>) {
+    agree(generated, evaluate(source, function, args));
+}
+
+/// Approximate equality of float slices, for the oracle checks.
+pub fn assert_allclose(actual: &[f64], expected: &[f64], tol: f64) {
+    assert_eq!(actual.len(), expected.len(), "lengths differ: {actual:?} vs {expected:?}");
+    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
+        assert!(
+            (a - e).abs() <= tol * (1.0 + e.abs()),
+            "element {i}: {a} vs expected {e} (all: {actual:?})"
+        );
+    }
+}
