@@ -3,12 +3,27 @@
 //! The [`scan!`](scan) macro turns a PyTensor-style `scan` loop into plain Rust that calls
 //! the kernels of this crate. A user needs only the prelude:
 //!
-//! ```ignore
+//! ```
 //! use scan_runtime::prelude::*;
 //! ```
 //!
 //! which brings the macro, the [`Error`]/[`Result`] types every generated function returns,
-//! and the ndarray types its signatures use.
+//! and the ndarray types its signatures use. Errors are values with a one-sentence message:
+//!
+//! ```
+//! use scan_runtime::prelude::*;
+//!
+//! fn first_state(h0: ArrayView1<f64>) -> Result<f64> {
+//!     h0.first().copied().ok_or_else(|| Error::Empty { what: "h0".into() })
+//! }
+//!
+//! let err = first_state(Array1::zeros(0).view()).unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "`h0` got an empty array, which has no element or row to take"
+//! );
+//! assert_eq!(first_state(array![2.0, 3.0].view()), Ok(2.0));
+//! ```
 //!
 //! Design rules the kernels follow:
 //! - no panic on user data: every size problem (bad broadcast, short sequence, index out of

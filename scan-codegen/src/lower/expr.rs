@@ -14,7 +14,9 @@ impl Lowerer<'_> {
                 match self.lookup(level, name) {
                     Some(v) => v,
                     None => {
-                        self.diag.error(name.span(), format!("unknown name `{name}`: not a parameter, a `let` binding or a step argument"));
+                        if !self.is_poisoned(name) {
+                            self.diag.error(name.span(), format!("unknown name `{name}`: not a parameter, a `let` binding or a step argument"));
+                        }
                         return None;
                     }
                 }

@@ -6,7 +6,7 @@ mod call;
 mod expr;
 mod scan;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::Span;
 
@@ -31,6 +31,9 @@ pub enum Lowered {
 struct Frame {
     graph: Graph,
     names: HashMap<String, Value>,
+    /// Names whose definition failed: uses are silently unresolved, so one mistake is
+    /// reported once, not again at every use.
+    poisoned: HashSet<String>,
     /// Implicit non-sequences: (node in the enclosing graph, name).
     captures: Vec<(NodeId, String)>,
     strict: bool,
@@ -38,7 +41,7 @@ struct Frame {
 
 impl Frame {
     fn new(strict: bool) -> Frame {
-        Frame { graph: Graph::default(), names: HashMap::new(), captures: Vec::new(), strict }
+        Frame { graph: Graph::default(), names: HashMap::new(), poisoned: HashSet::new(), captures: Vec::new(), strict }
     }
 }
 
@@ -77,6 +80,9 @@ impl Lowerer<'_> {
         if let Some(v) = self.frames[level].names.get(&key) {
             return Some(*v);
         }
+        if self.frames[level].poisoned.contains(&key) {
+            return None;
+        }
         if level == 0 {
             return None;
         }
@@ -94,6 +100,20 @@ impl Lowerer<'_> {
         let v = Value { id, weak: outer.weak };
         frame.names.insert(key, v);
         Some(v)
+    }
+
+    /// Whether `name` resolves to a failed binding in some enclosing frame.
+    fn is_poisoned(&self, name: &syn::Ident) -> bool {
+        let key = name.to_string();
+        for frame in self.frames.iter().rev() {
+            if frame.names.contains_key(&key) {
+                return false;
+            }
+            if frame.poisoned.contains(&key) {
+                return true;
+            }
+        }
+        false
     }
 
     fn function(&mut self, f: &FnDef) -> Option<ir::Function> {
@@ -170,10 +190,26 @@ impl Lowerer<'_> {
     fn statements(&mut self, block: &Block) {
         for stmt in &block.stmts {
             let Stmt::Let { pattern, value } = stmt;
-            if let Some(lowered) = self.expr(value) {
-                self.bind_pattern(pattern, lowered, value.span);
+            match self.expr(value) {
+                Some(lowered) => self.bind_pattern(pattern, lowered, value.span),
+                None => self.poison(pattern),
             }
         }
+    }
+
+    /// Marks the names of a failed binding (see `Frame::poisoned`).
+    pub(super) fn poison(&mut self, pattern: &Pattern) {
+        match pattern {
+            Pattern::Name(n) => self.poison_name(n),
+            Pattern::Wild(_) => {}
+            Pattern::Tuple(ps, _) => ps.iter().for_each(|p| self.poison(p)),
+        }
+    }
+
+    pub(super) fn poison_name(&mut self, name: &syn::Ident) {
+        let frame = self.frames.last_mut().expect("open frame");
+        frame.names.remove(&name.to_string());
+        frame.poisoned.insert(name.to_string());
     }
 
     fn bind_pattern(&mut self, pattern: &Pattern, value: Lowered, span: Span) {

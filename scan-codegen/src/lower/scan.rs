@@ -9,9 +9,21 @@ use crate::ir::{
 
 /// A step argument to create: its type and its name for messages.
 struct StepInput {
-    ty: Type,
+    /// `None` when the argument's definition had an error.
+    ty: Option<Type>,
     weak: bool,
     describe: String,
+}
+
+/// How to call output `index` in messages: its initial state's name, or its position.
+fn output_name(index: usize, init_label: &str) -> String {
+    let is_name = init_label.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !init_label.starts_with(|c: char| c.is_ascii_digit());
+    if is_name {
+        init_label.to_string()
+    } else {
+        format!("output{index}")
+    }
 }
 
 fn tap_name(label: &str, tap: i64) -> String {
@@ -47,7 +59,7 @@ impl Lowerer<'_> {
             };
             ok &= rules::sequence_taps(&taps, self.diag);
             for (tap, _) in &taps {
-                step_inputs.push(StepInput { ty: t.with_rank(t.rank - 1), weak: false, describe: tap_name(&s.value.label, *tap) });
+                step_inputs.push(StepInput { ty: Some(t.with_rank(t.rank - 1)), weak: false, describe: tap_name(&s.value.label, *tap) });
             }
             outer_inputs.push(v.id);
             sequences.push(Sequence { taps: taps.iter().map(|t| t.0).collect(), label: s.value.label.clone(), span: s.value.span });
@@ -77,14 +89,19 @@ impl Lowerer<'_> {
                             rules::output_row_type(it, &tap_values, &t.value.label, t.value.span, self.diag)
                                 .map(|row| (v, row))
                         });
-                        let (Some((init, row)), true) = (row, taps_ok) else {
+                        let Some((init, row)) = row else {
                             ok = false;
                             rows.push(None);
                             outputs.push(Output { taps: Vec::new(), label: t.value.label.clone(), span: t.value.span });
+                            // Keep the step's argument count right so its body is still checked.
+                            for tap in &tap_values {
+                                step_inputs.push(StepInput { ty: None, weak: false, describe: tap_name(&output_name(i, &t.value.label), *tap) });
+                            }
                             continue;
                         };
+                        ok &= taps_ok;
                         for tap in &tap_values {
-                            step_inputs.push(StepInput { ty: row, weak: init.weak, describe: tap_name(&t.value.label, *tap) });
+                            step_inputs.push(StepInput { ty: Some(row), weak: init.weak, describe: tap_name(&output_name(i, &t.value.label), *tap) });
                         }
                         outer_inputs.push(init.id);
                         rows.push(Some((row, t.value.label.clone())));
@@ -101,7 +118,7 @@ impl Lowerer<'_> {
                 ok = false;
                 continue;
             };
-            step_inputs.push(StepInput { ty: self.ty(v), weak: v.weak, describe: e.label.clone() });
+            step_inputs.push(StepInput { ty: Some(self.ty(v)), weak: v.weak, describe: e.label.clone() });
             outer_inputs.push(v.id);
             non_sequences.push(NonSequence { label: e.label.clone(), implicit: false });
         }
@@ -118,11 +135,17 @@ impl Lowerer<'_> {
 
         // The step.
         let described: Vec<String> = step_inputs.iter().map(|s| s.describe.clone()).collect();
-        ok &= rules::step_arguments(&described, call.step.params.len(), call.step.params_span, self.diag);
+        let arguments_ok = rules::step_arguments(&described, call.step.params.len(), call.step.params_span, self.diag);
+        ok &= arguments_ok;
         self.frames.push(Frame::new(call.strict));
-        for (param, input) in call.step.params.iter().zip(&step_inputs) {
-            let id = self.graph().add_input(&param.to_string(), input.ty, param.span());
-            self.bind(param, Value { id, weak: input.weak });
+        for (k, param) in call.step.params.iter().enumerate() {
+            match step_inputs.get(k).and_then(|i| i.ty.map(|ty| (ty, i.weak))) {
+                Some((ty, weak)) if arguments_ok => {
+                    let id = self.graph().add_input(&param.to_string(), ty, param.span());
+                    self.bind(param, Value { id, weak });
+                }
+                _ => self.poison_name(param),
+            }
         }
         self.statements(&call.step.body);
         let step_result = self.step_result(&call.step.body.result);

@@ -298,8 +298,8 @@ mod tests {
         })
     }
 
-    /// Views of `x` with different layouts but the logical contents of `f(x)`, checking
-    /// each product against the naive loop.
+    /// Checks `(m, k) · (k, n)` against the naive loop with the operands stored contiguous,
+    /// transposed, stepped and reversed, and with a column-major output.
     fn check_mm_layouts<T: Number>(m: usize, k: usize, n: usize)
     where
         i32: crate::element::Cast<T>,

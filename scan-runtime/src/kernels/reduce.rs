@@ -111,7 +111,7 @@ pub fn mean_axis<T: Float, D: RemoveAxis>(
 }
 
 /// Fills `out` (already shaped) with the reduction of `a` along `ax` (non-empty). When the
-/// axis is the contiguous one, each lane is reduced on its own (`lane_op`, which can use
+/// axis is the contiguous one (or the only one), each lane is reduced on its own (`lane_op`, which can use
 /// the unrolled slice loop); otherwise whole sub-arrays are combined elementwise
 /// (`combine`), which walks memory in order.
 fn reduce_axis<T: Element, D: RemoveAxis>(
@@ -121,7 +121,8 @@ fn reduce_axis<T: Element, D: RemoveAxis>(
     lane_op: impl Fn(ArrayView1<'_, T>) -> T,
     combine: impl Fn(T, T) -> T,
 ) {
-    if a.ndim() > 1 && a.stride_of(ax).unsigned_abs() == 1 {
+    // A 1-d input is a single lane: reducing it whole beats combining 0-d sub-arrays.
+    if a.ndim() == 1 || a.stride_of(ax).unsigned_abs() == 1 {
         Zip::from(out)
             .and(a.lanes(ax))
             .for_each(|o, lane| *o = lane_op(lane));

@@ -1,0 +1,10 @@
+use scan_runtime::prelude::*;
+
+scan! {
+    pub fn f(u: ArrayView1<f64>, w: f64) -> Result<Array1<f64>> {
+        let out = scan(|u_t, x_tm1| x_tm1 * w + u_t, sequences = u, outputs_info = 0.0, strict = true);
+        Ok(out)
+    }
+}
+
+fn main() {}
