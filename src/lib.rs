@@ -12,3 +12,5 @@ macro_rules! program {
         pub const SOURCE: &str = stringify!($($program)*);
     };
 }
+
+pub mod tutorial;

@@ -6,27 +6,16 @@ mod common;
 
 use common::{assert_allclose, second_opinion, Value};
 use scan_runtime::prelude::*;
-
-mod power {
-    scan_tests::program! {
-        /// A**k elementwise, keeping only the last step.
-        pub fn power(a: ArrayView1<f64>, k: usize) -> Result<Array1<f64>> {
-            let result = scan(
-                |prior_result, a| prior_result * a,
-                outputs_info = ones_like(a),
-                non_sequences = a,
-                n_steps = k,
-            );
-            Ok(result[-1])
-        }
-    }
-}
+use scan_tests::tutorial::{cumulative, polynomial, power, rnn, set_value, triangular, until};
 
 #[test]
 fn power_matches_the_tutorial() {
     let a = Array1::from_iter((0..10).map(|v| v as f64));
     let squares = power::power(a.view(), 2).unwrap();
-    assert_eq!(squares.to_vec(), vec![0., 1., 4., 9., 16., 25., 36., 49., 64., 81.]);
+    assert_eq!(
+        squares.to_vec(),
+        vec![0., 1., 4., 9., 16., 25., 36., 49., 64., 81.]
+    );
     let fourth = power::power(a.view(), 4).unwrap();
     assert_eq!(
         fourth.to_vec(),
@@ -43,48 +32,21 @@ fn power_matches_the_tutorial() {
     }
 }
 
-mod polynomial {
-    scan_tests::program! {
-        /// Components coefficient * x**power over [coefficients, arange(10000)], summed.
-        pub fn polynomial(coefficients: ArrayView1<f32>, x: f64) -> Result<f64> {
-            let components = scan(
-                |coefficient, power, free_variable| coefficient * pow(free_variable, power),
-                outputs_info = None,
-                sequences = [coefficients, arange(10000)],
-                non_sequences = x,
-            );
-            Ok(components.sum())
-        }
-    }
-}
-
 #[test]
 fn polynomial_matches_the_tutorial() {
     let coefficients = array![1.0f32, 0.0, 2.0];
     let value = polynomial::polynomial(coefficients.view(), 3.0).unwrap();
     assert_eq!(value, 19.0);
-    assert_eq!(value, 1.0 * 3f64.powi(0) + 0.0 * 3f64.powi(1) + 2.0 * 3f64.powi(2));
+    assert_eq!(
+        value,
+        1.0 * 3f64.powi(0) + 0.0 * 3f64.powi(1) + 2.0 * 3f64.powi(2)
+    );
     second_opinion(
         polynomial::SOURCE,
         "polynomial",
         vec![Value::from(coefficients), Value::from(3.0f64)],
         vec![Value::from(value)],
     );
-}
-
-mod triangular {
-    scan_tests::program! {
-        /// Integer accumulation: the initial state has the sequence's dtype.
-        pub fn triangular_sequence(up_to: i64) -> Result<Array1<i64>> {
-            let seq = arange(up_to);
-            let scan_result = scan(
-                |arange_val, sum_to_date| sum_to_date + arange_val,
-                outputs_info = 0i64,
-                sequences = seq,
-            );
-            Ok(scan_result)
-        }
-    }
 }
 
 #[test]
@@ -104,36 +66,13 @@ fn triangular_numbers_match_the_tutorial() {
     );
 }
 
-mod set_value {
-    scan_tests::program! {
-        /// A NITSOT output: zeros shaped like the model, with one value set per step.
-        pub fn assign_values_at_positions(
-            location: ArrayView2<i32>,
-            values: ArrayView1<f32>,
-            output_model: ArrayView2<f32>,
-        ) -> Result<Array3<f32>> {
-            let result = scan(
-                |a_location, a_value, output_model| {
-                    let zeros = zeros_like(output_model);
-                    set_subtensor(zeros[a_location[0]][a_location[1]], a_value)
-                },
-                outputs_info = None,
-                sequences = [location, values],
-                non_sequences = output_model,
-            );
-            Ok(result)
-        }
-    }
-}
-
 #[test]
 fn set_value_at_position_matches_the_tutorial() {
     let locations = array![[1i32, 1], [2, 3]];
     let values = array![42.0f32, 50.0];
     let model = Array2::<f32>::zeros((5, 5));
-    let got =
-        set_value::assign_values_at_positions(locations.view(), values.view(), model.view())
-            .unwrap();
+    let got = set_value::assign_values_at_positions(locations.view(), values.view(), model.view())
+        .unwrap();
     let mut expected = Array3::<f32>::zeros((2, 5, 5));
     expected[[0, 1, 1]] = 42.0;
     expected[[1, 2, 3]] = 50.0;
@@ -150,44 +89,15 @@ fn set_value_at_position_matches_the_tutorial() {
     );
 }
 
-mod rnn {
-    scan_tests::program! {
-        /// x_t = tanh(x_{t-1} W + u_t W_in_1 + u_{t-4} W_in_2 + y_{t-1} W_feedback);
-        /// y_t = x_{t-3} W_out
-        #[allow(clippy::too_many_arguments)]
-        pub fn rnn(
-            u: ArrayView2<f64>,
-            x0: ArrayView2<f64>,
-            y0: ArrayView1<f64>,
-            w: ArrayView2<f64>,
-            w_in_1: ArrayView2<f64>,
-            w_in_2: ArrayView2<f64>,
-            w_feedback: ArrayView2<f64>,
-            w_out: ArrayView2<f64>,
-        ) -> Result<(Array2<f64>, Array2<f64>)> {
-            let (x_vals, y_vals) = scan(
-                |u_tm4, u_t, x_tm3, x_tm1, y_tm1, w, w_in_1, w_in_2, w_feedback, w_out| {
-                    let x_t = tanh(
-                        x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback),
-                    );
-                    let y_t = x_tm3.dot(w_out);
-                    (x_t, y_t)
-                },
-                sequences = [taps(u, [-4, 0])],
-                outputs_info = [taps(x0, [-3, -1]), y0],
-                non_sequences = [w, w_in_1, w_in_2, w_feedback, w_out],
-                strict = true,
-            );
-            Ok((x_vals, y_vals))
-        }
-    }
-}
-
 /// A deterministic pseudo-random matrix, so the test needs no random-number crate.
 fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     Array2::from_shape_fn((rows, cols), |_| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
     })
 }
@@ -234,8 +144,16 @@ fn rnn_matches_a_hand_written_loop() {
         ys.push(y_t);
     }
     for t in 0..5 {
-        assert_allclose(x.row(t).as_slice().unwrap(), xs[t + 3].as_slice().unwrap(), 1e-12);
-        assert_allclose(y.row(t).as_slice().unwrap(), ys[t + 1].as_slice().unwrap(), 1e-12);
+        assert_allclose(
+            x.row(t).as_slice().unwrap(),
+            xs[t + 3].as_slice().unwrap(),
+            1e-12,
+        );
+        assert_allclose(
+            y.row(t).as_slice().unwrap(),
+            ys[t + 1].as_slice().unwrap(),
+            1e-12,
+        );
     }
     second_opinion(
         rnn::SOURCE,
@@ -254,23 +172,6 @@ fn rnn_matches_a_hand_written_loop() {
     );
 }
 
-mod until {
-    scan_tests::program! {
-        /// Powers of two up to the first one above max_value, with n_steps as the bound.
-        pub fn power_of_2(max_value: f64) -> Result<Array1<f64>> {
-            let values = scan(
-                |previous_power, max_value| {
-                    (previous_power * 2.0, until(previous_power * 2.0 > max_value))
-                },
-                outputs_info = 1.0,
-                non_sequences = max_value,
-                n_steps = 1024,
-            );
-            Ok(values)
-        }
-    }
-}
-
 #[test]
 fn power_of_2_stops_with_until() {
     let got = until::power_of_2(45.0).unwrap();
@@ -284,32 +185,6 @@ fn power_of_2_stops_with_until() {
     // The bound holds when the condition never becomes true.
     let bounded = until::power_of_2(f64::INFINITY).unwrap();
     assert_eq!(bounded.len(), 1024);
-}
-
-mod cumulative {
-    scan_tests::program! {
-        pub fn cumsum_vector(v: ArrayView1<f64>) -> Result<Array1<f64>> {
-            let sums = scan(|x, acc| acc + x, sequences = v, outputs_info = 0.0);
-            Ok(sums)
-        }
-
-        /// One row per step.
-        pub fn cumsum_rows(m: ArrayView2<f64>) -> Result<Array2<f64>> {
-            let sums = scan(|row, acc| acc + row, sequences = m, outputs_info = zeros_like(m[0]));
-            Ok(sums)
-        }
-
-        /// prior * 5 + element, with the factor as a non-sequence.
-        pub fn scaled(v: ArrayView1<f64>, factor: f64) -> Result<Array1<f64>> {
-            let out = scan(
-                |x, prior, factor| prior * factor + x,
-                sequences = v,
-                outputs_info = 0.0,
-                non_sequences = factor,
-            );
-            Ok(out)
-        }
-    }
 }
 
 #[test]

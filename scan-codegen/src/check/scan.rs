@@ -16,7 +16,10 @@ pub fn output_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
             );
             ok = false;
         } else if taps[..i].iter().any(|(t, _)| t == tap) {
-            diag.error(*span, format!("tap {tap} is repeated: each tap is listed once"));
+            diag.error(
+                *span,
+                format!("tap {tap} is repeated: each tap is listed once"),
+            );
             ok = false;
         }
     }
@@ -31,7 +34,10 @@ pub fn sequence_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
     let mut ok = !taps.is_empty();
     for (i, (tap, span)) in taps.iter().enumerate() {
         if taps[..i].iter().any(|(t, _)| t == tap) {
-            diag.error(*span, format!("tap {tap} is repeated: each tap is listed once"));
+            diag.error(
+                *span,
+                format!("tap {tap} is repeated: each tap is listed once"),
+            );
             ok = false;
         }
     }
@@ -41,7 +47,13 @@ pub fn sequence_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
 /// The type one step of an output has, given its initial state's type and taps: the
 /// initial state itself for a single -1 tap, one row of it otherwise. `None` (with an
 /// error) when the initial state has no leading axis to hold the deepest tap.
-pub fn output_row_type(init: Type, taps: &[i64], init_label: &str, span: Span, diag: &mut Diagnostics) -> Option<Type> {
+pub fn output_row_type(
+    init: Type,
+    taps: &[i64],
+    init_label: &str,
+    span: Span,
+    diag: &mut Diagnostics,
+) -> Option<Type> {
     if taps == [-1] {
         return Some(init);
     }
@@ -59,7 +71,12 @@ pub fn output_row_type(init: Type, taps: &[i64], init_label: &str, span: Span, d
 }
 
 /// The step's arguments match what scan passes, in order.
-pub fn step_arguments(expected: &[String], found: usize, span: Span, diag: &mut Diagnostics) -> bool {
+pub fn step_arguments(
+    expected: &[String],
+    found: usize,
+    span: Span,
+    diag: &mut Diagnostics,
+) -> bool {
     if expected.len() == found {
         return true;
     }
@@ -120,7 +137,10 @@ pub fn until_condition(found: Type, span: Span, diag: &mut Diagnostics) -> bool 
     if found == Type::scalar(DType::Bool) {
         return true;
     }
-    diag.error(span, format!("the condition of `until` must be a scalar bool, found a {found}"));
+    diag.error(
+        span,
+        format!("the condition of `until` must be a scalar bool, found a {found}"),
+    );
     false
 }
 

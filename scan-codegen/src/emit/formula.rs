@@ -38,6 +38,10 @@ pub fn scalar(op: ElemOp, args: &[TokenStream]) -> TokenStream {
         (ElemOp::Maximum, [a, b]) => quote!(#m::maximum(#a, #b)),
         (ElemOp::Minimum, [a, b]) => quote!(#m::minimum(#a, #b)),
         (ElemOp::Where, [c, a, b]) => quote!(#m::select(#c, #a, #b)),
-        (op, args) => unreachable!("{} applied to {} operands; lowering checks arity", op.name(), args.len()),
+        (op, args) => unreachable!(
+            "{} applied to {} operands; lowering checks arity",
+            op.name(),
+            args.len()
+        ),
     }
 }

@@ -139,7 +139,9 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                     Repr::Scalar(ident.clone())
                 } else {
                     let repr = declare_buffer(&mut setup);
-                    body.extend(map_kernel(&ident, &args, label, |xs| formula::scalar(*op, xs)));
+                    body.extend(map_kernel(&ident, &args, label, |xs| {
+                        formula::scalar(*op, xs)
+                    }));
                     repr
                 }
             }
@@ -164,7 +166,9 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                 let (ra, rb) = (g.ty(node.inputs[0]).rank, g.ty(node.inputs[1]).rank);
                 match (ra, rb) {
                     (1, 1) => {
-                        body.extend(quote!(let #ident: #s = #rt::kernels::dot_vv(#a, #b, #label)?;));
+                        body.extend(
+                            quote!(let #ident: #s = #rt::kernels::dot_vv(#a, #b, #label)?;),
+                        );
                         Repr::Scalar(ident.clone())
                     }
                     _ => {
@@ -202,14 +206,24 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                             ident.clone()
                         };
                         let call = match op {
-                            ReduceOp::Sum => quote!(#rt::kernels::sum_axis(&mut #reduced, #x, #axis)?;),
-                            ReduceOp::Mean => quote!(#rt::kernels::mean_axis(&mut #reduced, #x, #axis)?;),
-                            ReduceOp::Max => quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;),
-                            ReduceOp::Min => quote!(#rt::kernels::min_axis(&mut #reduced, #x, #axis, #label)?;),
+                            ReduceOp::Sum => {
+                                quote!(#rt::kernels::sum_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::Mean => {
+                                quote!(#rt::kernels::mean_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::Max => {
+                                quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;)
+                            }
+                            ReduceOp::Min => {
+                                quote!(#rt::kernels::min_axis(&mut #reduced, #x, #axis, #label)?;)
+                            }
                         };
                         if ty.rank == 0 {
                             body.extend(call);
-                            body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#reduced.view());));
+                            body.extend(
+                                quote!(let #ident: #s = #rt::kernels::scalar(#reduced.view());),
+                            );
                             Repr::Scalar(ident.clone())
                         } else {
                             let repr = declare_buffer(&mut setup);
@@ -246,8 +260,19 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                 let x = arg(0).view();
                 let v = arg(1).view();
                 let repr = declare_buffer(&mut setup);
-                let kernel = if *inc { quote!(assign_add) } else { quote!(assign) };
-                let target = walk_path(quote!(#ident.view_mut()), path, &node.inputs[2..], &reprs, label, true);
+                let kernel = if *inc {
+                    quote!(assign_add)
+                } else {
+                    quote!(assign)
+                };
+                let target = walk_path(
+                    quote!(#ident.view_mut()),
+                    path,
+                    &node.inputs[2..],
+                    &reprs,
+                    label,
+                    true,
+                );
                 body.extend(quote! {
                     #rt::kernels::copy_into(&mut #ident, #x);
                     #rt::kernels::#kernel(#target, #v, #label)?;
@@ -272,12 +297,21 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
         reprs.insert(id, repr);
     }
     let outputs = g.outputs.iter().map(|o| reprs[o].clone()).collect();
-    Code { setup, body, outputs }
+    Code {
+        setup,
+        body,
+        outputs,
+    }
 }
 
 /// `out = f(args...)` elementwise with broadcasting: array operands go through a runtime
 /// `map` kernel, scalar operands are captured by the closure.
-fn map_kernel(out: &Ident, args: &[Repr], label: &str, f: impl Fn(&[TokenStream]) -> TokenStream) -> TokenStream {
+fn map_kernel(
+    out: &Ident,
+    args: &[Repr],
+    label: &str,
+    f: impl Fn(&[TokenStream]) -> TokenStream,
+) -> TokenStream {
     let rt = rt();
     let mut arrays = Vec::new();
     let mut params = Vec::new();

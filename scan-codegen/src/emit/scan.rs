@@ -81,7 +81,9 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
                     body.extend(quote!(#rt::kernels::ensure_shape(&mut #b, #nd::Dim([#n]));));
                 } else {
                     let zeros = dim_with_lead(quote!(0), &quote!([0usize; 8]), 0, row.rank);
-                    body.extend(quote!(if #n == 0 { #rt::kernels::ensure_shape(&mut #b, #zeros); }));
+                    body.extend(
+                        quote!(if #n == 0 { #rt::kernels::ensure_shape(&mut #b, #zeros); }),
+                    );
                 }
             }
             OutputKind::Sitsot => {
@@ -108,7 +110,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
                 let shape = format_ident!("{}shape{}", prefix, j);
                 let dim = dim_with_lead(quote!(#depth + #n), &quote!(#shape), 1, row.rank);
                 let what = format!("initial state `{}`", o.label);
-                let detail = format!("rows, but taps {} need {depth} (one per past step)", tap_list(&o.taps));
+                let detail = format!(
+                    "rows, but taps {} need {depth} (one per past step)",
+                    tap_list(&o.taps)
+                );
                 body.extend(quote! {
                     let #shape = #v.raw_dim();
                     if #shape[0] < #depth {
@@ -130,7 +135,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
     for (i, s) in op.sequences.iter().enumerate() {
         let (v, a) = (seq(i), avail(i));
         let past = s.past();
-        let rank = op.step.ty(op.step.inputs[op.first_sequence_tap_input(i)]).rank;
+        let rank = op
+            .step
+            .ty(op.step.inputs[op.first_sequence_tap_input(i)])
+            .rank;
         for tap in &s.taps {
             let offset = (tap + past) as usize;
             let pos = if op.go_backwards {
@@ -161,7 +169,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
     let first_ns = op.first_non_sequence_input();
     for k in 0..op.non_sequences.len() {
         let a = &args[first_ns + k];
-        inputs.push(Input::Expr(if a.is_scalar() { a.scalar() } else { a.view() }));
+        inputs.push(Input::Expr(if a.is_scalar() {
+            a.scalar()
+        } else {
+            a.view()
+        }));
     }
 
     // The step itself; its buffers live outside the loop.
@@ -237,5 +249,9 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
         body.extend(quote!(let #out = #b.slice_axis(#nd::Axis(0), #nd::Slice::from(#depth..#depth + #done));));
         outputs.push(Repr::View(out));
     }
-    Code { setup, body, outputs }
+    Code {
+        setup,
+        body,
+        outputs,
+    }
 }

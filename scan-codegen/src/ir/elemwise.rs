@@ -155,8 +155,7 @@ impl ElemOp {
     pub fn operand_dtype(self, promoted: DType) -> Option<DType> {
         match self.rule() {
             TypeRule::Arith | TypeRule::Compare | TypeRule::Select => {
-                if promoted.is_number() || matches!(self, ElemOp::Eq | ElemOp::Ne | ElemOp::Where)
-                {
+                if promoted.is_number() || matches!(self, ElemOp::Eq | ElemOp::Ne | ElemOp::Where) {
                     Some(promoted)
                 } else {
                     None

@@ -62,7 +62,10 @@ impl PathStep {
 pub enum Op {
     /// Input `k` of the graph: a function parameter (outer graph) or a step argument
     /// (inner graph: sequence taps, then output taps, then non-sequences).
-    Input { index: usize, name: String },
+    Input {
+        index: usize,
+        name: String,
+    },
     Const(Literal),
     /// inputs: the operands, already cast to the operation's operand dtype (the condition
     /// of `Where` stays bool).
@@ -72,22 +75,34 @@ pub enum Op {
     /// inputs: [a, b]; vector/matrix products by rank.
     Dot,
     /// inputs: [x]; over every element (`axis: None`) or one axis.
-    Reduce { op: ReduceOp, axis: Option<usize> },
+    Reduce {
+        op: ReduceOp,
+        axis: Option<usize>,
+    },
     /// inputs: [like]; an array of like's shape filled with `value` (zeros_like, ones_like).
-    FillLike { value: Literal },
+    FillLike {
+        value: Literal,
+    },
     /// inputs: [n]; `0..n` as i64.
     Arange,
     /// inputs: [x, path operands...]; a view of `x` through the path.
-    Subtensor { path: Vec<PathStep> },
+    Subtensor {
+        path: Vec<PathStep>,
+    },
     /// inputs: [x, value, path operands...]; a copy of `x` with the subtensor set to (or
     /// incremented by) `value`, broadcast.
-    SetSubtensor { path: Vec<PathStep>, inc: bool },
+    SetSubtensor {
+        path: Vec<PathStep>,
+        inc: bool,
+    },
     /// inputs: [x]; reversed axes.
     Transpose,
     /// inputs: see `ScanOp::outer_inputs`. Its results are read through `ScanOutput`.
     Scan(Box<ScanOp>),
     /// inputs: [scan node]; all steps of output `index` (steps actually done when `until`).
-    ScanOutput { index: usize },
+    ScanOutput {
+        index: usize,
+    },
 }
 
 #[derive(Clone, Debug)]

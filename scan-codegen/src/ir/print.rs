@@ -33,7 +33,14 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Arange => "arange".to_string(),
             Op::Subtensor { path } => format!("subtensor{path:?}"),
             Op::SetSubtensor { path, inc } => {
-                format!("{}{path:?}", if *inc { "inc_subtensor" } else { "set_subtensor" })
+                format!(
+                    "{}{path:?}",
+                    if *inc {
+                        "inc_subtensor"
+                    } else {
+                        "set_subtensor"
+                    }
+                )
             }
             Op::Transpose => "transpose".to_string(),
             Op::Scan(s) => {
@@ -60,12 +67,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             }
             Op::ScanOutput { index } => format!("scan_output#{index}"),
         };
-        let _ = writeln!(
-            out,
-            "{pad}%{i} = {op}({}) : {}",
-            inputs.join(", "),
-            node.ty
-        );
+        let _ = writeln!(out, "{pad}%{i} = {op}({}) : {}", inputs.join(", "), node.ty);
         if let Op::Scan(s) = &node.op {
             graph(&s.step, depth + 1, out);
         }

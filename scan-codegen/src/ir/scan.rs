@@ -94,7 +94,10 @@ pub struct ScanOp {
 
 impl ScanOp {
     pub fn recurrent_outputs(&self) -> impl Iterator<Item = (usize, &Output)> {
-        self.outputs.iter().enumerate().filter(|(_, o)| o.is_recurrent())
+        self.outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.is_recurrent())
     }
 
     /// Position among the outer inputs of the initial state of output `index`.
@@ -130,7 +133,11 @@ impl ScanOp {
     /// Position among the step's inputs of the first tap of output `index`.
     pub fn first_output_tap_input(&self, index: usize) -> usize {
         let seq_taps: usize = self.sequences.iter().map(|s| s.taps.len()).sum();
-        seq_taps + self.outputs[..index].iter().map(|o| o.taps.len()).sum::<usize>()
+        seq_taps
+            + self.outputs[..index]
+                .iter()
+                .map(|o| o.taps.len())
+                .sum::<usize>()
     }
 
     /// Position among the step's inputs of the first non-sequence.

@@ -70,11 +70,7 @@ impl DType {
     /// Whether every value of `self` is exactly representable in `to` (no implicit downcast).
     pub fn casts_safely_to(self, to: DType) -> bool {
         use DType::*;
-        self == to
-            || matches!(
-                (self, to),
-                (Bool, _) | (I32, I64) | (I32, F64) | (F32, F64)
-            )
+        self == to || matches!((self, to), (Bool, _) | (I32, I64) | (I32, F64) | (F32, F64))
     }
 }
 

@@ -8,8 +8,19 @@ use crate::ir::{DType, ElemOp, Literal, NodeId, Op, ReduceOp, Type};
 
 /// Every callable name, for the "unknown function" message.
 const OTHER_FUNCTIONS: &[&str] = &[
-    "powi", "dot", "sum", "max", "min", "mean", "zeros_like", "ones_like", "arange",
-    "set_subtensor", "inc_subtensor", "transpose", "t",
+    "powi",
+    "dot",
+    "sum",
+    "max",
+    "min",
+    "mean",
+    "zeros_like",
+    "ones_like",
+    "arange",
+    "set_subtensor",
+    "inc_subtensor",
+    "transpose",
+    "t",
 ];
 
 impl Lowerer<'_> {
@@ -17,8 +28,15 @@ impl Lowerer<'_> {
         let n = name.to_string();
         let arity = |lo: usize, hi: usize| -> Result<(), String> {
             if args.len() < lo || args.len() > hi {
-                let expected = if lo == hi { format!("{lo}") } else { format!("{lo} or {hi}") };
-                Err(format!("`{n}` takes {expected} argument(s), found {}", args.len()))
+                let expected = if lo == hi {
+                    format!("{lo}")
+                } else {
+                    format!("{lo} or {hi}")
+                };
+                Err(format!(
+                    "`{n}` takes {expected} argument(s), found {}",
+                    args.len()
+                ))
             } else {
                 Ok(())
             }
@@ -75,7 +93,10 @@ impl Lowerer<'_> {
                     let id = self.graph().add_const(value, t.dtype, e.span, &e.label);
                     return Some(Value { id, weak: false });
                 }
-                Some(Value { id: self.add(Op::FillLike { value }, vec![x.id], t, e), weak: false })
+                Some(Value {
+                    id: self.add(Op::FillLike { value }, vec![x.id], t, e),
+                    weak: false,
+                })
             }
             "arange" => {
                 check(self, arity(1, 1))?;
@@ -94,7 +115,10 @@ impl Lowerer<'_> {
                 if t.rank < 2 {
                     return Some(x);
                 }
-                Some(Value { id: self.add(Op::Transpose, vec![x.id], t, e), weak: false })
+                Some(Value {
+                    id: self.add(Op::Transpose, vec![x.id], t, e),
+                    weak: false,
+                })
             }
             _ => {
                 let mut all: Vec<&str> = ElemOp::NAMED.iter().map(|(n, _)| *n).collect();
@@ -128,7 +152,10 @@ impl Lowerer<'_> {
             return None;
         }
         let inputs = vec![self.cast(a, dtype, e), self.cast(b, dtype, e)];
-        Some(Value { id: self.add(Op::Dot, inputs, Type::new(dtype, rank), e), weak: false })
+        Some(Value {
+            id: self.add(Op::Dot, inputs, Type::new(dtype, rank), e),
+            weak: false,
+        })
     }
 
     fn reduce(&mut self, op: ReduceOp, x: Value, axis: Option<&Expr>, e: &Expr) -> Option<Value> {
@@ -137,7 +164,10 @@ impl Lowerer<'_> {
             ReduceOp::Mean => t.dtype.to_float(),
             ReduceOp::Sum if t.dtype == DType::Bool => DType::I64,
             _ if t.dtype == DType::Bool => {
-                self.diag.error(e.span, format!("`{}` expects numbers, found bool", op.name()));
+                self.diag.error(
+                    e.span,
+                    format!("`{}` expects numbers, found bool", op.name()),
+                );
                 return None;
             }
             _ => t.dtype,
@@ -148,10 +178,18 @@ impl Lowerer<'_> {
         };
         let input = self.cast(x, dtype, e);
         if t.rank == 0 {
-            return Some(Value { id: input, weak: x.weak });
+            return Some(Value {
+                id: input,
+                weak: x.weak,
+            });
         }
         let rank = if axis.is_some() { t.rank - 1 } else { 0 };
-        let id = self.add(Op::Reduce { op, axis }, vec![input], Type::new(dtype, rank), e);
+        let id = self.add(
+            Op::Reduce { op, axis },
+            vec![input],
+            Type::new(dtype, rank),
+            e,
+        );
         Some(Value { id, weak: false })
     }
 
@@ -172,7 +210,13 @@ impl Lowerer<'_> {
         let rank = t.rank as i64;
         let normalized = if v < 0 { v + rank } else { v };
         if normalized < 0 || normalized >= rank {
-            self.diag.error(a.span, format!("axis {v} is out of range for a {t} (valid: {}..{})", -rank, rank));
+            self.diag.error(
+                a.span,
+                format!(
+                    "axis {v} is out of range for a {t} (valid: {}..{})",
+                    -rank, rank
+                ),
+            );
             return None;
         }
         Some(normalized as usize)
@@ -189,17 +233,29 @@ impl Lowerer<'_> {
         let vt = self.ty(v);
         let base_t = self.ty(base);
         if vt.rank > region.rank {
-            self.diag.error(value.span, format!("the value is a {vt} but the target region is a {region}"));
+            self.diag.error(
+                value.span,
+                format!("the value is a {vt} but the target region is a {region}"),
+            );
             return None;
         }
         if !(v.weak || vt.dtype.casts_safely_to(base_t.dtype)) {
-            self.diag.error(value.span, format!("the value is {} but the array is {}: cast it with `as {}`", vt.dtype, base_t.dtype, base_t.dtype));
+            self.diag.error(
+                value.span,
+                format!(
+                    "the value is {} but the array is {}: cast it with `as {}`",
+                    vt.dtype, base_t.dtype, base_t.dtype
+                ),
+            );
             return None;
         }
         let v = self.cast(v, base_t.dtype, value);
         let mut inputs: Vec<NodeId> = vec![base.id, v];
         inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
         let steps = path.iter().map(|(s, _)| *s).collect();
-        Some(Value { id: self.add(Op::SetSubtensor { path: steps, inc }, inputs, base_t, e), weak: false })
+        Some(Value {
+            id: self.add(Op::SetSubtensor { path: steps, inc }, inputs, base_t, e),
+            weak: false,
+        })
     }
 }

@@ -5,6 +5,9 @@ use super::{Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind, Lit};
 use crate::ir::{DType, ElemOp, Literal, NodeId, Op, PathStep, Type};
 
+/// An indexing path: each step with its operands.
+pub(super) type Path = Vec<(PathStep, Vec<NodeId>)>;
+
 impl Lowerer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Option<Lowered> {
         let v = match &e.kind {
@@ -66,19 +69,28 @@ impl Lowerer<'_> {
             }
             ExprKind::Cast(inner, dtype) => {
                 let x = self.value(inner)?;
-                Value { id: self.cast(x, *dtype, e), weak: false }
+                Value {
+                    id: self.cast(x, *dtype, e),
+                    weak: false,
+                }
             }
             ExprKind::Tuple(items) => {
                 let values: Vec<Option<Value>> = items.iter().map(|i| self.value(i)).collect();
-                return Some(Lowered::Tuple(values.into_iter().collect::<Option<Vec<_>>>()?));
+                return Some(Lowered::Tuple(
+                    values.into_iter().collect::<Option<Vec<_>>>()?,
+                ));
             }
             ExprKind::Scan(call) => return self.scan(call),
             ExprKind::Until(_) => {
-                self.diag.error(e.span, "`until(cond)` must be the last value a step returns: `(x_t, until(cond))`");
+                self.diag.error(
+                    e.span,
+                    "`until(cond)` must be the last value a step returns: `(x_t, until(cond))`",
+                );
                 return None;
             }
             ExprKind::Ok(_) => {
-                self.diag.error(e.span, "`Ok(..)` is only valid as a function's final value");
+                self.diag
+                    .error(e.span, "`Ok(..)` is only valid as a function's final value");
                 return None;
             }
         };
@@ -90,7 +102,10 @@ impl Lowerer<'_> {
         match self.expr(e)? {
             Lowered::Single(v) => Some(v),
             Lowered::Tuple(vs) => {
-                self.diag.error(e.span, format!("expected one value, found a tuple of {}", vs.len()));
+                self.diag.error(
+                    e.span,
+                    format!("expected one value, found a tuple of {}", vs.len()),
+                );
                 None
             }
         }
@@ -102,7 +117,9 @@ impl Lowerer<'_> {
             Lit::Float(v, d) => (Literal::Float(v), d.unwrap_or(DType::F64), d.is_none()),
             Lit::Bool(b) => (Literal::Bool(b), DType::Bool, false),
         };
-        let id = self.graph().add_const(convert(value, dtype), dtype, e.span, &e.label);
+        let id = self
+            .graph()
+            .add_const(convert(value, dtype), dtype, e.span, &e.label);
         Value { id, weak }
     }
 
@@ -113,7 +130,9 @@ impl Lowerer<'_> {
             return v.id;
         }
         if let Op::Const(lit) = node.op {
-            return self.graph().add_const(convert(lit, dtype), dtype, node.span, &node.label);
+            return self
+                .graph()
+                .add_const(convert(lit, dtype), dtype, node.span, &node.label);
         }
         self.add(Op::Cast, vec![v.id], node.ty.with_dtype(dtype), e)
     }
@@ -121,18 +140,32 @@ impl Lowerer<'_> {
     /// Applies an elementwise operation: promotes the operands (weak literals adapt),
     /// casts them to the operand dtype, and broadcasts ranks.
     pub(super) fn elemwise(&mut self, op: ElemOp, args: Vec<Value>, e: &Expr) -> Option<Value> {
-        let (cond, data) = if op == ElemOp::Where { args.split_at(1) } else { args.split_at(0) };
+        let (cond, data) = if op == ElemOp::Where {
+            args.split_at(1)
+        } else {
+            args.split_at(0)
+        };
         if let Some(c) = cond.first() {
             let ct = self.ty(*c);
             if ct.dtype != DType::Bool {
-                self.diag.error(e.span, format!("the condition of `where` must be bool, found {}", ct));
+                self.diag.error(
+                    e.span,
+                    format!("the condition of `where` must be bool, found {}", ct),
+                );
                 return None;
             }
         }
         let promoted = self.promote(data);
         let Some(operand) = op.operand_dtype(promoted) else {
-            let expected = if op.rule() == crate::ir::TypeRule::Logical { "bool" } else { "numbers" };
-            self.diag.error(e.span, format!("`{}` expects {expected}, found {promoted}", op.name()));
+            let expected = if op.rule() == crate::ir::TypeRule::Logical {
+                "bool"
+            } else {
+                "numbers"
+            };
+            self.diag.error(
+                e.span,
+                format!("`{}` expects {expected}, found {promoted}", op.name()),
+            );
             return None;
         };
         let mut inputs: Vec<NodeId> = cond.iter().map(|c| c.id).collect();
@@ -142,14 +175,25 @@ impl Lowerer<'_> {
         let rank = args.iter().map(|v| self.ty(*v).rank).max().unwrap_or(0);
         let weak = data.iter().all(|v| v.weak) && cond.is_empty();
         let ty = Type::new(op.result_dtype(operand), rank);
-        Some(Value { id: self.add(Op::Elemwise(op), inputs, ty, e), weak })
+        Some(Value {
+            id: self.add(Op::Elemwise(op), inputs, ty, e),
+            weak,
+        })
     }
 
     /// numpy's promotion with weak literals: a literal takes the dtype of the typed operands
     /// unless it is a float among integers (then f64).
     pub(super) fn promote(&self, values: &[Value]) -> DType {
-        let strong: Vec<DType> = values.iter().filter(|v| !v.weak).map(|v| self.ty(*v).dtype).collect();
-        let weak: Vec<DType> = values.iter().filter(|v| v.weak).map(|v| self.ty(*v).dtype).collect();
+        let strong: Vec<DType> = values
+            .iter()
+            .filter(|v| !v.weak)
+            .map(|v| self.ty(*v).dtype)
+            .collect();
+        let weak: Vec<DType> = values
+            .iter()
+            .filter(|v| v.weak)
+            .map(|v| self.ty(*v).dtype)
+            .collect();
         let fold = |ds: &[DType]| ds.iter().copied().reduce(DType::promote);
         match (fold(&strong), fold(&weak)) {
             (Some(s), Some(w)) if w.is_float() && !s.is_float() => DType::promote(s, DType::F64),
@@ -164,14 +208,17 @@ impl Lowerer<'_> {
         let v = self.value(e)?;
         let t = self.ty(v);
         if t.rank != 0 || !t.dtype.is_int() {
-            self.diag.error(e.span, format!("{what} must be a scalar integer, found {t}"));
+            self.diag.error(
+                e.span,
+                format!("{what} must be a scalar integer, found {t}"),
+            );
             return None;
         }
         Some(self.cast(v, DType::I64, e))
     }
 
     /// `x[i][a..b]...` -> the base value and each step with its operands.
-    pub(super) fn path(&mut self, e: &Expr) -> Option<(Value, Vec<(PathStep, Vec<NodeId>)>)> {
+    pub(super) fn path(&mut self, e: &Expr) -> Option<(Value, Path)> {
         match &e.kind {
             ExprKind::Index(base, idx) => {
                 let (b, mut path) = self.path(base)?;
@@ -188,7 +235,13 @@ impl Lowerer<'_> {
                 if let Some(s) = end {
                     ops.push(self.index_operand(s, "a slice bound")?);
                 }
-                path.push((PathStep::Slice { start: start.is_some(), end: end.is_some() }, ops));
+                path.push((
+                    PathStep::Slice {
+                        start: start.is_some(),
+                        end: end.is_some(),
+                    },
+                    ops,
+                ));
                 Some((b, path))
             }
             _ => Some((self.value(e)?, Vec::new())),
@@ -196,13 +249,19 @@ impl Lowerer<'_> {
     }
 
     /// The type of `base` after `path`; an error if it indexes more axes than there are.
-    pub(super) fn subtensor_type(&mut self, base: Value, path: &[(PathStep, Vec<NodeId>)], e: &Expr) -> Option<Type> {
+    pub(super) fn subtensor_type(
+        &mut self,
+        base: Value,
+        path: &[(PathStep, Vec<NodeId>)],
+        e: &Expr,
+    ) -> Option<Type> {
         let t = self.ty(base);
         let removed = path.iter().filter(|(s, _)| *s == PathStep::Index).count();
         let mut rank = t.rank;
         for (step, _) in path {
             if rank == 0 {
-                self.diag.error(e.span, format!("too many indices: the value is a {t}"));
+                self.diag
+                    .error(e.span, format!("too many indices: the value is a {t}"));
                 return None;
             }
             if *step == PathStep::Index {

@@ -8,8 +8,6 @@ mod scan;
 
 use std::collections::{HashMap, HashSet};
 
-use proc_macro2::Span;
-
 use crate::ast::{Block, ExprKind, FnDef, Pattern, Program, Stmt};
 use crate::diag::Diagnostics;
 use crate::ir::{self, Graph, NodeId, Op, Type};
@@ -41,7 +39,13 @@ struct Frame {
 
 impl Frame {
     fn new(strict: bool) -> Frame {
-        Frame { graph: Graph::default(), names: HashMap::new(), poisoned: HashSet::new(), captures: Vec::new(), strict }
+        Frame {
+            graph: Graph::default(),
+            names: HashMap::new(),
+            poisoned: HashSet::new(),
+            captures: Vec::new(),
+            strict,
+        }
     }
 }
 
@@ -53,13 +57,23 @@ pub struct Lowerer<'d> {
 pub fn program(p: &Program, diag: &mut Diagnostics) -> Vec<ir::Function> {
     p.functions
         .iter()
-        .filter_map(|f| Lowerer { frames: Vec::new(), diag: &mut *diag }.function(f))
+        .filter_map(|f| {
+            Lowerer {
+                frames: Vec::new(),
+                diag: &mut *diag,
+            }
+            .function(f)
+        })
         .collect()
 }
 
 impl Lowerer<'_> {
     fn graph(&mut self) -> &mut Graph {
-        &mut self.frames.last_mut().expect("a frame is always open while lowering").graph
+        &mut self
+            .frames
+            .last_mut()
+            .expect("a frame is always open while lowering")
+            .graph
     }
 
     fn ty(&self, v: Value) -> Type {
@@ -69,7 +83,11 @@ impl Lowerer<'_> {
     fn bind(&mut self, name: &syn::Ident, v: Value) {
         let n = name.to_string();
         if n != "_" {
-            self.frames.last_mut().expect("open frame").names.insert(n, v);
+            self.frames
+                .last_mut()
+                .expect("open frame")
+                .names
+                .insert(n, v);
         }
     }
 
@@ -97,7 +115,10 @@ impl Lowerer<'_> {
         let frame = &mut self.frames[level];
         let id = frame.graph.add_input(&key, ty, name.span());
         frame.captures.push((outer.id, key.clone()));
-        let v = Value { id, weak: outer.weak };
+        let v = Value {
+            id,
+            weak: outer.weak,
+        };
         frame.names.insert(key, v);
         Some(v)
     }
@@ -123,14 +144,22 @@ impl Lowerer<'_> {
             let name = p.name.to_string();
             let id = self.graph().add_input(&name, p.ty.ty, p.name.span());
             self.bind(&p.name, Value { id, weak: false });
-            params.push(ir::Param { name, ty: p.ty.ty, kind: p.ty.kind, span: p.name.span() });
+            params.push(ir::Param {
+                name,
+                ty: p.ty.ty,
+                kind: p.ty.kind,
+                span: p.name.span(),
+            });
         }
         self.statements(&f.body);
         let result = &f.body.result;
         let outputs = match &result.kind {
             ExprKind::Ok(inner) => self.function_results(f, inner),
             _ => {
-                self.diag.error(result.span, "a scan! function ends with `Ok(value)` or `Ok((a, b))`");
+                self.diag.error(
+                    result.span,
+                    "a scan! function ends with `Ok(value)` or `Ok((a, b))`",
+                );
                 None
             }
         };
@@ -152,18 +181,34 @@ impl Lowerer<'_> {
             Lowered::Single(v) if !f.tuple_result => vec![v],
             Lowered::Tuple(vs) if f.tuple_result => vs,
             Lowered::Single(_) => {
-                self.diag.error(e.span, format!("the signature returns a tuple of {} values: return `Ok((a, b, ..))`", f.results.len()));
+                self.diag.error(
+                    e.span,
+                    format!(
+                        "the signature returns a tuple of {} values: return `Ok((a, b, ..))`",
+                        f.results.len()
+                    ),
+                );
                 return None;
             }
             Lowered::Tuple(vs) => {
-                self.diag.error(e.span, format!("the signature returns one value but this is a tuple of {}", vs.len()));
+                self.diag.error(
+                    e.span,
+                    format!(
+                        "the signature returns one value but this is a tuple of {}",
+                        vs.len()
+                    ),
+                );
                 return None;
             }
         };
         if values.len() != f.results.len() {
             self.diag.error(
                 e.span,
-                format!("the signature returns {} values but {} are returned here", f.results.len(), values.len()),
+                format!(
+                    "the signature returns {} values but {} are returned here",
+                    f.results.len(),
+                    values.len()
+                ),
             );
             return None;
         }
@@ -179,7 +224,10 @@ impl Lowerer<'_> {
             if found != declared.ty {
                 self.diag.error(
                     e.span,
-                    format!("the signature declares a {} here but the value is a {}", declared.ty, found),
+                    format!(
+                        "the signature declares a {} here but the value is a {}",
+                        declared.ty, found
+                    ),
                 );
             }
             out.push(id);
@@ -191,7 +239,7 @@ impl Lowerer<'_> {
         for stmt in &block.stmts {
             let Stmt::Let { pattern, value } = stmt;
             match self.expr(value) {
-                Some(lowered) => self.bind_pattern(pattern, lowered, value.span),
+                Some(lowered) => self.bind_pattern(pattern, lowered),
                 None => self.poison(pattern),
             }
         }
@@ -212,31 +260,50 @@ impl Lowerer<'_> {
         frame.poisoned.insert(name.to_string());
     }
 
-    fn bind_pattern(&mut self, pattern: &Pattern, value: Lowered, span: Span) {
+    fn bind_pattern(&mut self, pattern: &Pattern, value: Lowered) {
         match (pattern, value) {
             (Pattern::Wild(_), _) => {}
             (Pattern::Name(n), Lowered::Single(v)) => self.bind(n, v),
             (Pattern::Name(n), Lowered::Tuple(vs)) => self.diag.error(
                 n.span(),
-                format!("this value is a tuple of {} values: destructure it with `let ({}) = ...`", vs.len(), vec!["_"; vs.len()].join(", ")),
+                format!(
+                    "this value is a tuple of {} values: destructure it with `let ({}) = ...`",
+                    vs.len(),
+                    vec!["_"; vs.len()].join(", ")
+                ),
             ),
             (Pattern::Tuple(ps, s), Lowered::Tuple(vs)) => {
                 if ps.len() != vs.len() {
-                    self.diag.error(*s, format!("expected a pattern of {} names to match the {} values, found {}", vs.len(), vs.len(), ps.len()));
+                    self.diag.error(
+                        *s,
+                        format!(
+                            "expected a pattern of {} names to match the {} values, found {}",
+                            vs.len(),
+                            vs.len(),
+                            ps.len()
+                        ),
+                    );
                     return;
                 }
                 for (p, v) in ps.iter().zip(vs) {
-                    self.bind_pattern(p, Lowered::Single(v), span);
+                    self.bind_pattern(p, Lowered::Single(v));
                 }
             }
             (Pattern::Tuple(_, s), Lowered::Single(_)) => {
-                self.diag.error(*s, "this value is not a tuple: bind it to one name");
+                self.diag
+                    .error(*s, "this value is not a tuple: bind it to one name");
             }
         }
     }
 
     /// Adds a node to the current graph, typed, spanned and labelled from `e`.
     fn add(&mut self, op: Op, inputs: Vec<NodeId>, ty: Type, e: &crate::ast::Expr) -> NodeId {
-        self.graph().add(ir::Node { op, inputs, ty, span: e.span, label: e.label.clone() })
+        self.graph().add(ir::Node {
+            op,
+            inputs,
+            ty,
+            span: e.span,
+            label: e.label.clone(),
+        })
     }
 }

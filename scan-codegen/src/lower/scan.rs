@@ -49,7 +49,13 @@ impl Lowerer<'_> {
             };
             let t = self.ty(v);
             if t.rank == 0 {
-                self.diag.error(s.value.span, format!("a sequence is iterated over its leading axis; `{}` is a {t}", s.value.label));
+                self.diag.error(
+                    s.value.span,
+                    format!(
+                        "a sequence is iterated over its leading axis; `{}` is a {t}",
+                        s.value.label
+                    ),
+                );
                 ok = false;
                 continue;
             }
@@ -59,10 +65,18 @@ impl Lowerer<'_> {
             };
             ok &= rules::sequence_taps(&taps, self.diag);
             for (tap, _) in &taps {
-                step_inputs.push(StepInput { ty: Some(t.with_rank(t.rank - 1)), weak: false, describe: tap_name(&s.value.label, *tap) });
+                step_inputs.push(StepInput {
+                    ty: Some(t.with_rank(t.rank - 1)),
+                    weak: false,
+                    describe: tap_name(&s.value.label, *tap),
+                });
             }
             outer_inputs.push(v.id);
-            sequences.push(Sequence { taps: taps.iter().map(|t| t.0).collect(), label: s.value.label.clone(), span: s.value.span });
+            sequences.push(Sequence {
+                taps: taps.iter().map(|t| t.0).collect(),
+                label: s.value.label.clone(),
+                span: s.value.span,
+            });
         }
 
         // Outputs and their initial states.
@@ -73,7 +87,11 @@ impl Lowerer<'_> {
             for (i, info) in infos.iter().enumerate() {
                 match info {
                     OutputInfo::None(span) => {
-                        outputs.push(Output { taps: Vec::new(), label: format!("output {i}"), span: *span });
+                        outputs.push(Output {
+                            taps: Vec::new(),
+                            label: format!("output {i}"),
+                            span: *span,
+                        });
                         rows.push(None);
                     }
                     OutputInfo::Init(t) => {
@@ -86,26 +104,48 @@ impl Lowerer<'_> {
                         let init = self.value(&t.value);
                         let row = init.and_then(|v| {
                             let it = self.ty(v);
-                            rules::output_row_type(it, &tap_values, &t.value.label, t.value.span, self.diag)
-                                .map(|row| (v, row))
+                            rules::output_row_type(
+                                it,
+                                &tap_values,
+                                &t.value.label,
+                                t.value.span,
+                                self.diag,
+                            )
+                            .map(|row| (v, row))
                         });
                         let Some((init, row)) = row else {
                             ok = false;
                             rows.push(None);
-                            outputs.push(Output { taps: Vec::new(), label: t.value.label.clone(), span: t.value.span });
+                            outputs.push(Output {
+                                taps: Vec::new(),
+                                label: t.value.label.clone(),
+                                span: t.value.span,
+                            });
                             // Keep the step's argument count right so its body is still checked.
                             for tap in &tap_values {
-                                step_inputs.push(StepInput { ty: None, weak: false, describe: tap_name(&output_name(i, &t.value.label), *tap) });
+                                step_inputs.push(StepInput {
+                                    ty: None,
+                                    weak: false,
+                                    describe: tap_name(&output_name(i, &t.value.label), *tap),
+                                });
                             }
                             continue;
                         };
                         ok &= taps_ok;
                         for tap in &tap_values {
-                            step_inputs.push(StepInput { ty: Some(row), weak: init.weak, describe: tap_name(&output_name(i, &t.value.label), *tap) });
+                            step_inputs.push(StepInput {
+                                ty: Some(row),
+                                weak: init.weak,
+                                describe: tap_name(&output_name(i, &t.value.label), *tap),
+                            });
                         }
                         outer_inputs.push(init.id);
                         rows.push(Some((row, t.value.label.clone())));
-                        outputs.push(Output { taps: tap_values, label: t.value.label.clone(), span: t.value.span });
+                        outputs.push(Output {
+                            taps: tap_values,
+                            label: t.value.label.clone(),
+                            span: t.value.span,
+                        });
                     }
                 }
             }
@@ -118,24 +158,42 @@ impl Lowerer<'_> {
                 ok = false;
                 continue;
             };
-            step_inputs.push(StepInput { ty: Some(self.ty(v)), weak: v.weak, describe: e.label.clone() });
+            step_inputs.push(StepInput {
+                ty: Some(self.ty(v)),
+                weak: v.weak,
+                describe: e.label.clone(),
+            });
             outer_inputs.push(v.id);
-            non_sequences.push(NonSequence { label: e.label.clone(), implicit: false });
+            non_sequences.push(NonSequence {
+                label: e.label.clone(),
+                implicit: false,
+            });
         }
 
         // The number of steps.
-        let n_steps = match &call.n_steps {
-            Some(e) => Some(self.index_operand(e, "n_steps")),
-            None => None,
-        };
+        let n_steps = call
+            .n_steps
+            .as_ref()
+            .map(|e| self.index_operand(e, "n_steps"));
         if n_steps.is_none() && sequences.is_empty() && call.sequences.is_empty() {
-            self.diag.error(call.span, format!("`{}` needs `sequences` or `n_steps` to know how many steps to run", call.kind.name()));
+            self.diag.error(
+                call.span,
+                format!(
+                    "`{}` needs `sequences` or `n_steps` to know how many steps to run",
+                    call.kind.name()
+                ),
+            );
             ok = false;
         }
 
         // The step.
         let described: Vec<String> = step_inputs.iter().map(|s| s.describe.clone()).collect();
-        let arguments_ok = rules::step_arguments(&described, call.step.params.len(), call.step.params_span, self.diag);
+        let arguments_ok = rules::step_arguments(
+            &described,
+            call.step.params.len(),
+            call.step.params_span,
+            self.diag,
+        );
         ok &= arguments_ok;
         self.frames.push(Frame::new(call.strict));
         for (k, param) in call.step.params.iter().enumerate() {
@@ -154,7 +212,10 @@ impl Lowerer<'_> {
         let mut step = frame.graph;
         for (outer, name) in &frame.captures {
             outer_inputs.push(*outer);
-            non_sequences.push(NonSequence { label: name.clone(), implicit: true });
+            non_sequences.push(NonSequence {
+                label: name.clone(),
+                implicit: true,
+            });
         }
         if let Some(Some(n)) = n_steps {
             outer_inputs.push(n);
@@ -165,10 +226,19 @@ impl Lowerer<'_> {
         // Step results against outputs_info.
         if call.outputs_info.is_none() {
             for (i, (_, e)) in returned.iter().enumerate() {
-                outputs.push(Output { taps: Vec::new(), label: format!("output {i}"), span: e.span });
+                outputs.push(Output {
+                    taps: Vec::new(),
+                    label: format!("output {i}"),
+                    span: e.span,
+                });
                 rows.push(None);
             }
-        } else if !rules::output_count(outputs.len(), returned.len(), call.step.body.result.span, self.diag) {
+        } else if !rules::output_count(
+            outputs.len(),
+            returned.len(),
+            call.step.body.result.span,
+            self.diag,
+        ) {
             return None;
         }
         let mut results = Vec::new();
@@ -177,20 +247,30 @@ impl Lowerer<'_> {
             let found = step.ty(v.id);
             let id = match row {
                 None => v.id,
-                Some((row, label)) => match rules::step_result(i, label, *row, found, v.weak, e.span, self.diag) {
-                    rules::ResultFit::Same => v.id,
-                    rules::ResultFit::Upcast(d) => step.add(crate::ir::Node {
-                        op: if let Op::Const(l) = step.node(v.id).op { Op::Const(super::expr::convert(l, d)) } else { Op::Cast },
-                        inputs: if matches!(step.node(v.id).op, Op::Const(_)) { vec![] } else { vec![v.id] },
-                        ty: found.with_dtype(d),
-                        span: e.span,
-                        label: e.label.clone(),
-                    }),
-                    rules::ResultFit::Mismatch => {
-                        ok = false;
-                        v.id
+                Some((row, label)) => {
+                    match rules::step_result(i, label, *row, found, v.weak, e.span, self.diag) {
+                        rules::ResultFit::Same => v.id,
+                        rules::ResultFit::Upcast(d) => step.add(crate::ir::Node {
+                            op: if let Op::Const(l) = step.node(v.id).op {
+                                Op::Const(super::expr::convert(l, d))
+                            } else {
+                                Op::Cast
+                            },
+                            inputs: if matches!(step.node(v.id).op, Op::Const(_)) {
+                                vec![]
+                            } else {
+                                vec![v.id]
+                            },
+                            ty: found.with_dtype(d),
+                            span: e.span,
+                            label: e.label.clone(),
+                        }),
+                        rules::ResultFit::Mismatch => {
+                            ok = false;
+                            v.id
+                        }
                     }
-                },
+                }
             };
             result_types.push(step.ty(id));
             results.push(id);
@@ -213,16 +293,42 @@ impl Lowerer<'_> {
             has_until: until.is_some(),
             step,
         };
-        let label = call.name.clone().unwrap_or_else(|| call.kind.name().to_string());
-        let scan_expr = Expr { kind: ExprKind::Tuple(Vec::new()), span: call.span, label };
-        let scan = self.add(Op::Scan(Box::new(op)), outer_inputs, Type::scalar(DType::Bool), &scan_expr);
+        let label = call
+            .name
+            .clone()
+            .unwrap_or_else(|| call.kind.name().to_string());
+        let scan_expr = Expr {
+            kind: ExprKind::Tuple(Vec::new()),
+            span: call.span,
+            label,
+        };
+        let scan = self.add(
+            Op::Scan(Box::new(op)),
+            outer_inputs,
+            Type::scalar(DType::Bool),
+            &scan_expr,
+        );
         let mut values = Vec::new();
         for (i, t) in result_types.iter().enumerate() {
-            let all = self.add(Op::ScanOutput { index: i }, vec![scan], t.with_rank(t.rank + 1), &scan_expr);
+            let all = self.add(
+                Op::ScanOutput { index: i },
+                vec![scan],
+                t.with_rank(t.rank + 1),
+                &scan_expr,
+            );
             let id = match call.kind {
                 ScanKind::Reduce | ScanKind::Foldl | ScanKind::Foldr => {
-                    let last = self.graph().add_const(Literal::Int(-1), DType::I64, call.span, "-1");
-                    self.add(Op::Subtensor { path: vec![PathStep::Index] }, vec![all, last], *t, &scan_expr)
+                    let last =
+                        self.graph()
+                            .add_const(Literal::Int(-1), DType::I64, call.span, "-1");
+                    self.add(
+                        Op::Subtensor {
+                            path: vec![PathStep::Index],
+                        },
+                        vec![all, last],
+                        *t,
+                        &scan_expr,
+                    )
                 }
                 ScanKind::Scan | ScanKind::Map => all,
             };
@@ -236,7 +342,10 @@ impl Lowerer<'_> {
 
     /// The step's returned values (with their expressions) and its `until` condition.
     #[allow(clippy::type_complexity)]
-    fn step_result<'e>(&mut self, result: &'e Expr) -> Option<(Vec<(Value, &'e Expr)>, Option<NodeId>)> {
+    fn step_result<'e>(
+        &mut self,
+        result: &'e Expr,
+    ) -> Option<(Vec<(Value, &'e Expr)>, Option<NodeId>)> {
         let items: Vec<&Expr> = match &result.kind {
             ExprKind::Tuple(items) => items.iter().collect(),
             _ => vec![result],

@@ -37,7 +37,10 @@ fn literal_dtype(suffix: &str, span: proc_macro2::Span, diag: &mut Diagnostics) 
     }
     let d = DType::from_rust_name(suffix);
     if d.is_none() {
-        diag.error(span, format!("unsupported literal suffix `{suffix}`: expected one of i32, i64, f32, f64"));
+        diag.error(
+            span,
+            format!("unsupported literal suffix `{suffix}`: expected one of i32, i64, f32, f64"),
+        );
     }
     d
 }
@@ -68,14 +71,20 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             }
             syn::Lit::Bool(b) => Lit::Bool(b.value),
             other => {
-                diag.error(other.span(), "unsupported literal: expected a number or a bool");
+                diag.error(
+                    other.span(),
+                    "unsupported literal: expected a number or a bool",
+                );
                 return None;
             }
         }),
         syn::Expr::Path(p) => match p.path.get_ident() {
             Some(ident) if p.qself.is_none() => ExprKind::Var(ident.clone()),
             _ => {
-                diag.error(span, "expected a variable name (paths are not part of the step language)");
+                diag.error(
+                    span,
+                    "expected a variable name (paths are not part of the step language)",
+                );
                 return None;
             }
         },
@@ -111,7 +120,10 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 syn::UnOp::Neg(_) => "-",
                 syn::UnOp::Not(_) => "!",
                 other => {
-                    diag.error(other.span(), "unsupported operator: expected unary `-` or `!`");
+                    diag.error(
+                        other.span(),
+                        "unsupported operator: expected unary `-` or `!`",
+                    );
                     return None;
                 }
             };
@@ -133,7 +145,10 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 ExprKind::Scan(Box::new(scan_call::scan_call(kind, c, diag)?))
             } else if n == "until" || n == "Ok" {
                 if c.args.len() != 1 {
-                    diag.error(c.span(), format!("`{n}` takes one argument, found {}", c.args.len()));
+                    diag.error(
+                        c.span(),
+                        format!("`{n}` takes one argument, found {}", c.args.len()),
+                    );
                     return None;
                 }
                 let inner = Box::new(expr(&c.args[0], diag)?);
@@ -155,18 +170,27 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         }
         syn::Expr::MethodCall(m) => {
             if let Some(t) = &m.turbofish {
-                diag.error(t.span(), "turbofish is not supported: use `x as f32` to cast");
+                diag.error(
+                    t.span(),
+                    "turbofish is not supported: use `x as f32` to cast",
+                );
             }
             let mut args = vec![expr(&m.receiver, diag)];
             args.extend(m.args.iter().map(|a| expr(a, diag)));
-            ExprKind::Call(m.method.clone(), args.into_iter().collect::<Option<Vec<_>>>()?)
+            ExprKind::Call(
+                m.method.clone(),
+                args.into_iter().collect::<Option<Vec<_>>>()?,
+            )
         }
         syn::Expr::Index(i) => {
             let base = Box::new(expr(&i.expr, diag)?);
             match &*i.index {
                 syn::Expr::Range(r) => {
                     if matches!(r.limits, syn::RangeLimits::Closed(_)) {
-                        diag.error(r.span(), "inclusive ranges `a..=b` are not supported: use `a..b`");
+                        diag.error(
+                            r.span(),
+                            "inclusive ranges `a..=b` are not supported: use `a..b`",
+                        );
                     }
                     let start = match &r.start {
                         Some(s) => Some(Box::new(expr(s, diag)?)),
@@ -187,7 +211,10 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 .filter(|t| t.ty.rank == 0 && t.kind != crate::ir::ParamKind::Usize)
                 .map(|t| t.ty.dtype);
             let Some(dtype) = dtype else {
-                diag.error(c.ty.span(), "expected a dtype to cast to: one of f32, f64, i32, i64, bool");
+                diag.error(
+                    c.ty.span(),
+                    "expected a dtype to cast to: one of f32, f64, i32, i64, bool",
+                );
                 return None;
             };
             ExprKind::Cast(Box::new(inner?), dtype)
@@ -197,7 +224,10 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             ExprKind::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?)
         }
         syn::Expr::Closure(c) => {
-            diag.error(c.span(), "a closure is only valid as the step function of scan, map, reduce, foldl or foldr");
+            diag.error(
+                c.span(),
+                "a closure is only valid as the step function of scan, map, reduce, foldl or foldr",
+            );
             return None;
         }
         other => {
@@ -226,10 +256,16 @@ fn pattern(p: &syn::Pat, diag: &mut Diagnostics) -> Option<Pattern> {
         syn::Pat::Wild(w) => Some(Pattern::Wild(w.span())),
         syn::Pat::Tuple(t) => {
             let items: Vec<Option<Pattern>> = t.elems.iter().map(|e| pattern(e, diag)).collect();
-            Some(Pattern::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?, t.span()))
+            Some(Pattern::Tuple(
+                items.into_iter().collect::<Option<Vec<_>>>()?,
+                t.span(),
+            ))
         }
         syn::Pat::Type(t) => {
-            diag.error(t.ty.span(), "type annotations are not needed in scan!: types are inferred");
+            diag.error(
+                t.ty.span(),
+                "type annotations are not needed in scan!: types are inferred",
+            );
             pattern(&t.pat, diag)
         }
         syn::Pat::Paren(p) => pattern(&p.pat, diag),
@@ -258,7 +294,10 @@ pub fn block(b: &syn::Block, diag: &mut Diagnostics) -> Option<Block> {
                         expr(&init.expr, diag)
                     }
                     None => {
-                        diag.error(local.span(), "a `let` in scan! needs a value: `let name = expr;`");
+                        diag.error(
+                            local.span(),
+                            "a `let` in scan! needs a value: `let name = expr;`",
+                        );
                         None
                     }
                 };
@@ -271,15 +310,27 @@ pub fn block(b: &syn::Block, diag: &mut Diagnostics) -> Option<Block> {
                 result = expr(e, diag);
             }
             syn::Stmt::Expr(e, _) => {
-                diag.error(e.span(), "expected `let name = expr;` or the block's final value (no trailing `;`)");
+                diag.error(
+                    e.span(),
+                    "expected `let name = expr;` or the block's final value (no trailing `;`)",
+                );
             }
             other => {
-                diag.error(other.span(), "expected `let name = expr;` or the block's final value");
+                diag.error(
+                    other.span(),
+                    "expected `let name = expr;` or the block's final value",
+                );
             }
         }
     }
     if !has_result {
-        diag.error(b.span(), "this block has no final value: end it with the expression it returns, without `;`");
+        diag.error(
+            b.span(),
+            "this block has no final value: end it with the expression it returns, without `;`",
+        );
     }
-    Some(Block { stmts, result: result? })
+    Some(Block {
+        stmts,
+        result: result?,
+    })
 }

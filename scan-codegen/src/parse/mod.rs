@@ -32,14 +32,20 @@ pub fn program(items: &Items, diag: &mut Diagnostics) -> Program {
 
 fn function(f: &syn::ItemFn, diag: &mut Diagnostics) -> Option<FnDef> {
     let sig = &f.sig;
-    if let Some(t) = sig.asyncness.as_ref().map(|a| a.span())
+    if let Some(t) = sig
+        .asyncness
+        .as_ref()
+        .map(|a| a.span())
         .or(sig.unsafety.as_ref().map(|u| u.span()))
         .or(sig.constness.as_ref().map(|c| c.span()))
     {
         diag.error(t, "scan! functions are plain `fn`s: remove this qualifier");
     }
     if !sig.generics.params.is_empty() {
-        diag.error(sig.generics.span(), "scan! functions are not generic: dtypes and ranks are static");
+        diag.error(
+            sig.generics.span(),
+            "scan! functions are not generic: dtypes and ranks are static",
+        );
     }
     let mut params = Vec::new();
     for input in &sig.inputs {

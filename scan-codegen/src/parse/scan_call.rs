@@ -16,7 +16,10 @@ fn keywords(kind: ScanKind) -> (&'static [&'static str], &'static [&'static str]
             &["sequences", "outputs_info", "non_sequences", "n_steps"],
             &["go_backwards", "strict", "name"],
         ),
-        ScanKind::Map => (&["sequences", "non_sequences"], &["go_backwards", "strict", "name"]),
+        ScanKind::Map => (
+            &["sequences", "non_sequences"],
+            &["go_backwards", "strict", "name"],
+        ),
         ScanKind::Reduce => (
             &["sequences", "outputs_info", "non_sequences"],
             &["go_backwards", "strict", "name"],
@@ -32,7 +35,14 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
     let span = call.func.span();
     let mut args = call.args.iter();
     let Some(first) = args.next() else {
-        diag.error(call.span(), format!("`{}` needs a step function: `{}(|x_tm1| ..., ...)`", kind.name(), kind.name()));
+        diag.error(
+            call.span(),
+            format!(
+                "`{}` needs a step function: `{}(|x_tm1| ..., ...)`",
+                kind.name(),
+                kind.name()
+            ),
+        );
         return None;
     };
     let step = step_fn(first, diag);
@@ -55,7 +65,11 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
                     let all: Vec<&str> = positional.iter().chain(extra).copied().collect();
                     diag.error(
                         a.left.span(),
-                        format!("unknown keyword `{key}` for {}: expected one of {}", kind.name(), all.join(", ")),
+                        format!(
+                            "unknown keyword `{key}` for {}: expected one of {}",
+                            kind.name(),
+                            all.join(", ")
+                        ),
                     );
                     continue;
                 }
@@ -126,7 +140,10 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
             "name" => {
                 seen.push("name");
                 match value {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => out.name = Some(s.value()),
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => out.name = Some(s.value()),
                     other => diag.error(other.span(), "expected a string literal for `name`"),
                 }
             }
@@ -147,7 +164,10 @@ fn list(e: &syn::Expr) -> Vec<&syn::Expr> {
 
 fn bool_literal(e: &syn::Expr, diag: &mut Diagnostics) -> Option<bool> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) => Some(b.value),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Some(b.value),
         other => {
             diag.error(other.span(), "expected `true` or `false`");
             None
@@ -157,8 +177,15 @@ fn bool_literal(e: &syn::Expr, diag: &mut Diagnostics) -> Option<bool> {
 
 fn int_literal(e: &syn::Expr) -> Option<i64> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
-        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => int_literal(expr).map(|v: i64| -v),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => int_literal(expr).map(|v: i64| -v),
         syn::Expr::Group(g) => int_literal(&g.expr),
         syn::Expr::Paren(p) => int_literal(&p.expr),
         _ => None,
@@ -182,10 +209,16 @@ fn tapped(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Tapped> {
                     None => diag.error(t.span(), "a tap is an integer literal, such as -1"),
                 }
             }
-            return Some(Tapped { value: value?, taps: Some((taps, taps_expr.span())) });
+            return Some(Tapped {
+                value: value?,
+                taps: Some((taps, taps_expr.span())),
+            });
         }
     }
-    Some(Tapped { value: expr(e, diag)?, taps: None })
+    Some(Tapped {
+        value: expr(e, diag)?,
+        taps: None,
+    })
 }
 
 fn output_info(e: &syn::Expr, diag: &mut Diagnostics) -> Option<OutputInfo> {
@@ -199,7 +232,10 @@ fn output_info(e: &syn::Expr, diag: &mut Diagnostics) -> Option<OutputInfo> {
 
 fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
     let syn::Expr::Closure(c) = e else {
-        diag.error(e.span(), "expected the step function as a closure: `|x_tm1, a| x_tm1 * a`");
+        diag.error(
+            e.span(),
+            "expected the step function as a closure: `|x_tm1, a| x_tm1 * a`",
+        );
         return None;
     };
     let mut params = Vec::new();
@@ -221,8 +257,14 @@ fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
     };
     let body = match &*c.body {
         syn::Expr::Block(b) => block(&b.block, diag)?,
-        other => Block { stmts: Vec::new(), result: expr(other, diag)? },
+        other => Block {
+            stmts: Vec::new(),
+            result: expr(other, diag)?,
+        },
     };
-    Some(StepFn { params, params_span, body })
+    Some(StepFn {
+        params,
+        params_span,
+        body,
+    })
 }
-

@@ -58,15 +58,27 @@ fn array_type(ty: &syn::Type, prefix: &str) -> Option<Type> {
 pub fn param_type(ty: &syn::Type, diag: &mut Diagnostics) -> Option<TypeDef> {
     let span = ty.span();
     if let Some(t) = array_type(ty, "ArrayView").filter(|t| t.rank >= 1) {
-        return Some(TypeDef { ty: t, kind: ParamKind::View, span });
+        return Some(TypeDef {
+            ty: t,
+            kind: ParamKind::View,
+            span,
+        });
     }
     if let Some(seg) = last_segment(ty) {
         if seg.ident == "usize" && seg.arguments.is_none() {
-            return Some(TypeDef { ty: Type::scalar(DType::I64), kind: ParamKind::Usize, span });
+            return Some(TypeDef {
+                ty: Type::scalar(DType::I64),
+                kind: ParamKind::Usize,
+                span,
+            });
         }
     }
     if let Some(d) = scalar_dtype(ty) {
-        return Some(TypeDef { ty: Type::scalar(d), kind: ParamKind::Scalar, span });
+        return Some(TypeDef {
+            ty: Type::scalar(d),
+            kind: ParamKind::Scalar,
+            span,
+        });
     }
     diag.error(
         span,
@@ -80,10 +92,18 @@ pub fn param_type(ty: &syn::Type, diag: &mut Diagnostics) -> Option<TypeDef> {
 fn result_type(ty: &syn::Type, diag: &mut Diagnostics) -> Option<TypeDef> {
     let span = ty.span();
     if let Some(t) = array_type(ty, "Array") {
-        return Some(TypeDef { ty: t, kind: ParamKind::View, span });
+        return Some(TypeDef {
+            ty: t,
+            kind: ParamKind::View,
+            span,
+        });
     }
     if let Some(d) = scalar_dtype(ty) {
-        return Some(TypeDef { ty: Type::scalar(d), kind: ParamKind::Scalar, span });
+        return Some(TypeDef {
+            ty: Type::scalar(d),
+            kind: ParamKind::Scalar,
+            span,
+        });
     }
     diag.error(
         span,
