@@ -29,7 +29,11 @@ pub fn second_opinion(source: &str, function: &str, args: Vec<Value>, generated:
 
 /// Approximate equality of float slices, for the oracle checks.
 pub fn assert_allclose(actual: &[f64], expected: &[f64], tol: f64) {
-    assert_eq!(actual.len(), expected.len(), "lengths differ: {actual:?} vs {expected:?}");
+    assert_eq!(
+        actual.len(),
+        expected.len(),
+        "lengths differ: {actual:?} vs {expected:?}"
+    );
     for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
         assert!(
             (a - e).abs() <= tol * (1.0 + e.abs()),
