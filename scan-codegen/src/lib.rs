@@ -68,3 +68,12 @@ pub fn expand_to_string(source: &str) -> Result<String, String> {
     let file: syn::File = syn::parse2(out).map_err(|e| e.to_string())?;
     Ok(prettyplease::unparse(&file))
 }
+
+/// The IR of every function in `source`, printed with each scan's taps and output kinds
+/// (PyTensor's `debugprint(print_op_info=True)`).
+pub fn explain(source: &str) -> Result<String, String> {
+    Ok(compile_to_ir(source)?
+        .iter()
+        .map(ir::print::function)
+        .collect())
+}

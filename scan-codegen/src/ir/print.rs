@@ -67,11 +67,61 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             }
             Op::ScanOutput { index } => format!("scan_output#{index}"),
         };
-        let _ = writeln!(out, "{pad}%{i} = {op}({}) : {}", inputs.join(", "), node.ty);
+        let args = if inputs.is_empty() {
+            String::new()
+        } else {
+            format!("({})", inputs.join(", "))
+        };
+        // A scan node has no value of its own: its results are the scan_output nodes.
+        let ty = if matches!(node.op, Op::Scan(_)) {
+            String::new()
+        } else {
+            format!(" : {}", node.ty)
+        };
+        let _ = writeln!(out, "{pad}%{i} = {op}{args}{ty}");
         if let Op::Scan(s) = &node.op {
             graph(&s.step, depth + 1, out);
         }
     }
     let outs: Vec<String> = g.outputs.iter().map(|n| format!("%{}", n.0)).collect();
     let _ = writeln!(out, "{pad}return ({})", outs.join(", "));
+}
+
+#[cfg(test)]
+mod tests {
+    const RNN: &str = "
+        pub fn rnn(u: ArrayView2<f64>, x0: ArrayView2<f64>, y0: ArrayView1<f64>, w: ArrayView2<f64>)
+            -> Result<(Array2<f64>, Array2<f64>)>
+        {
+            let (x, y) = scan(
+                |u_tm4, u_t, x_tm3, x_tm1, y_tm1| (tanh(x_tm1.dot(w) + u_t + u_tm4 + y_tm1), x_tm3),
+                sequences = [taps(u, [-4, 0])],
+                outputs_info = [taps(x0, [-3, -1]), y0],
+            );
+            Ok((x, y))
+        }";
+
+    #[test]
+    fn prints_taps_kinds_and_the_step() {
+        let text = crate::explain(RNN).unwrap();
+        assert!(
+            text.contains("scan sequences=[u taps=[-4, 0]] outputs=[x0 Mitsot taps=[-3, -1], y0 Sitsot taps=[-1]] non_sequences=1"),
+            "{text}"
+        );
+        // The step's inputs in PyTensor's order, then the implicit non-sequence `w`.
+        for (i, name) in ["u_tm4", "u_t", "x_tm3", "x_tm1", "y_tm1", "w"]
+            .iter()
+            .enumerate()
+        {
+            assert!(
+                text.contains(&format!("input#{i} {name}")),
+                "{name}: {text}"
+            );
+        }
+        assert!(
+            text.contains("%5 = scan_output#0(%4) : matrix of f64"),
+            "{text}"
+        );
+        assert!(text.contains("%6 = dot(%3, %5) : vector of f64"), "{text}");
+    }
 }
