@@ -22,6 +22,23 @@ pub enum Error {
         expected: Vec<usize>,
         found: Vec<usize>,
     },
+    /// A step returned a value whose shape differs from its output's rows (the initial
+    /// state's shape, or the first step's for an output without one).
+    StepResultShape {
+        /// How to name the output: "`x0`" (its initial state) or "0" (its position).
+        output: String,
+        /// The step's expression for the result.
+        result: String,
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
+    /// A multi-tap initial state with fewer rows than its deepest tap needs.
+    InitialStateTooShort {
+        output: String,
+        rows: usize,
+        taps: Vec<i64>,
+        required: usize,
+    },
     /// Operand shapes that numpy broadcasting cannot reconcile.
     Broadcast {
         what: String,
@@ -88,6 +105,27 @@ impl fmt::Display for Error {
                 "`{what}` has shape {} but shape {} was expected",
                 Shape(found),
                 Shape(expected)
+            ),
+            Error::StepResultShape {
+                output,
+                result,
+                expected,
+                found,
+            } => write!(
+                f,
+                "the step result `{result}` for output {output} has shape {} but the output's rows have shape {}",
+                Shape(found),
+                Shape(expected)
+            ),
+            Error::InitialStateTooShort {
+                output,
+                rows,
+                taps,
+                required,
+            } => write!(
+                f,
+                "initial state `{output}` has {} but taps {taps:?} need {required} (init[0] is output[t-{required}])",
+                plural(*rows, "row", "rows")
             ),
             Error::Broadcast { what, shapes } => {
                 write!(f, "cannot broadcast shapes ")?;
@@ -171,6 +209,34 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "`h0` has shape [3, 2] but shape [4] was expected"
+        );
+    }
+
+    #[test]
+    fn step_result_shape_message() {
+        let e = Error::StepResultShape {
+            output: "`x0`".into(),
+            result: "x_tm1 + v".into(),
+            expected: vec![1],
+            found: vec![3],
+        };
+        assert_eq!(
+            e.to_string(),
+            "the step result `x_tm1 + v` for output `x0` has shape [3] but the output's rows have shape [1]"
+        );
+    }
+
+    #[test]
+    fn initial_state_too_short_message() {
+        let e = Error::InitialStateTooShort {
+            output: "x0".into(),
+            rows: 1,
+            taps: vec![-2, -1],
+            required: 2,
+        };
+        assert_eq!(
+            e.to_string(),
+            "initial state `x0` has 1 row but taps [-2, -1] need 2 (init[0] is output[t-2])"
         );
     }
 

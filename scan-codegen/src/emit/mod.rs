@@ -86,7 +86,10 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
         .map(|p| {
             let ident = format_ident!("{}", p.name, span = p.span);
             match p.kind {
-                ParamKind::Usize => graph::Input::Expr(quote!((#ident as i64))),
+                // Counts beyond i64 saturate; the loop then reports them as unallocatable.
+                ParamKind::Usize => graph::Input::Expr(
+                    quote!(<i64 as ::core::convert::TryFrom<usize>>::try_from(#ident).unwrap_or(i64::MAX)),
+                ),
                 _ => graph::Input::Expr(quote!(#ident)),
             }
         })

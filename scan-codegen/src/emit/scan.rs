@@ -18,10 +18,6 @@ fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usiz
     quote!(#nd::Dim([#lead, #(#axes),*]))
 }
 
-fn tap_list(taps: &[i64]) -> String {
-    format!("{taps:?}")
-}
-
 pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
     let rt = rt();
     let nd = nd();
@@ -37,7 +33,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
     for (i, s) in op.sequences.iter().enumerate() {
         let (v, a) = (seq(i), avail(i));
         let view = args[i].view();
-        let what = format!("sequence `{}`", s.label);
+        let what = &s.label;
         let taps = &s.taps;
         body.extend(quote! {
             let #v = #view;
@@ -49,7 +45,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
             let given = args[k].scalar();
             let checks = op.sequences.iter().enumerate().map(|(i, s)| {
                 let v = seq(i);
-                let what = format!("sequence `{}`", s.label);
+                let what = &s.label;
                 let taps = &s.taps;
                 quote!(#rt::kernels::check_steps_available(#what, #v.len_of(#nd::Axis(0)), &[#(#taps),*], #n)?;)
             });
@@ -100,7 +96,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
                 let init_view = init.view();
                 body.extend(quote! {
                     let #shape = #init_view.raw_dim();
-                    #rt::kernels::ensure_shape(&mut #b, #dim);
+                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
                     #write
                 });
             }
@@ -109,20 +105,12 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
                 let v = init.view();
                 let shape = format_ident!("{}shape{}", prefix, j);
                 let dim = dim_with_lead(quote!(#depth + #n), &quote!(#shape), 1, row.rank);
-                let what = format!("initial state `{}`", o.label);
-                let detail = format!(
-                    "rows, but taps {} need {depth} (one per past step)",
-                    tap_list(&o.taps)
-                );
+                let what = &o.label;
+                let taps = &o.taps;
                 body.extend(quote! {
                     let #shape = #v.raw_dim();
-                    if #shape[0] < #depth {
-                        return ::core::result::Result::Err(#rt::Error::InvalidArgument {
-                            what: ::std::string::String::from(#what),
-                            detail: ::std::format!("has {} {}", #shape[0], #detail),
-                        });
-                    }
-                    #rt::kernels::ensure_shape(&mut #b, #dim);
+                    #rt::kernels::check_initial_rows(#what, #shape[0], &[#(#taps),*])?;
+                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
                     #b.slice_axis_mut(#nd::Axis(0), #nd::Slice::from(0..#depth))
                         .assign(&#v.slice_axis(#nd::Axis(0), #nd::Slice::from(0..#depth)));
                 });
@@ -205,19 +193,24 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
         } else {
             res.view()
         };
-        let what = format!("step result for output `{}`", o.label);
+        let output = if o.is_recurrent() {
+            format!("`{}`", o.label)
+        } else {
+            j.to_string()
+        };
+        let result = &op.step.node(op.step.outputs[j]).label;
         let shape_check = if o.kind() == OutputKind::Nitsot {
             let rs = format_ident!("{}rshape{}", prefix, j);
             let dim = dim_with_lead(quote!(#n), &quote!(#rs), 0, row.rank);
             quote! {
                 if #t == 0 {
                     let #rs = #res_view.raw_dim();
-                    #rt::kernels::ensure_shape(&mut #b, #dim);
+                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
                 }
-                #rt::kernels::check_shape(#what, &#b.shape()[1..], #res_view.shape())?;
+                #rt::kernels::check_step_shape(#output, #result, &#b.shape()[1..], #res_view.shape())?;
             }
         } else {
-            quote!(#rt::kernels::check_shape(#what, &#b.shape()[1..], #res_view.shape())?;)
+            quote!(#rt::kernels::check_step_shape(#output, #result, &#b.shape()[1..], #res_view.shape())?;)
         };
         writes.extend(quote! {
             #shape_check

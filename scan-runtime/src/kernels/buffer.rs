@@ -16,6 +16,54 @@ pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
     }
 }
 
+#[cfg(test)]
+mod try_tests {
+    use super::*;
+    use ndarray::{Array1, Ix1};
+
+    #[test]
+    fn try_ensure_shape_allocates_or_reports() {
+        let mut b: Array1<f64> = Array1::default(0);
+        try_ensure_shape("n_steps", &mut b, Ix1(4)).unwrap();
+        assert_eq!(b.shape(), &[4]);
+        let e = try_ensure_shape("n_steps", &mut b, Ix1(usize::MAX / 2)).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidArgument { ref what, .. } if what == "n_steps"),
+            "{e}"
+        );
+        assert_eq!(b.shape(), &[4], "the buffer is unchanged after a failure");
+    }
+}
+
+/// Like [`ensure_shape`], for buffers whose size comes from the user (a scan's output
+/// rows, `n_steps` of them): `Err(InvalidArgument)` naming `what` when the buffer cannot be
+/// allocated, where `ensure_shape` would panic or abort the process.
+pub fn try_ensure_shape<T: Element, D: Dimension>(
+    what: &str,
+    buf: &mut Array<T, D>,
+    shape: D,
+) -> Result<()> {
+    if same_shape(buf.shape(), &shape) {
+        return Ok(());
+    }
+    let too_big = || Error::InvalidArgument {
+        what: what.to_string(),
+        detail: format!("a buffer of shape {:?} cannot be allocated", shape.slice()),
+    };
+    let len = shape.size_checked().ok_or_else(too_big)?;
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>().max(1))
+        .ok_or_else(too_big)?;
+    if bytes > isize::MAX as usize {
+        return Err(too_big());
+    }
+    let mut data: Vec<T> = Vec::new();
+    data.try_reserve_exact(len).map_err(|_| too_big())?;
+    data.resize(len, T::default());
+    *buf = Array::from_shape_vec(shape.clone(), data).map_err(|_| too_big())?;
+    Ok(())
+}
+
 /// Compares without building a second shape value (`raw_dim()` of an `IxDyn` of rank > 4
 /// would allocate).
 #[inline]

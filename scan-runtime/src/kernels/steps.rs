@@ -76,6 +76,45 @@ pub fn check_shape(what: &str, expected: &[usize], found: &[usize]) -> Result<()
     }
 }
 
+/// `Err(StepResultShape)` unless a step's result has its output's row shape.
+pub fn check_step_shape(
+    output: &str,
+    result: &str,
+    expected: &[usize],
+    found: &[usize],
+) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::StepResultShape {
+            output: output.to_string(),
+            result: result.to_string(),
+            expected: expected.to_vec(),
+            found: found.to_vec(),
+        })
+    }
+}
+
+/// `Err(InitialStateTooShort)` unless a multi-tap initial state has a row per past step
+/// (`max |tap|`). Extra rows are allowed; the first ones are used, as PyTensor does.
+pub fn check_initial_rows(output: &str, rows: usize, taps: &[i64]) -> Result<usize> {
+    let required = taps
+        .iter()
+        .map(|t| t.unsigned_abs() as usize)
+        .max()
+        .unwrap_or(0);
+    if rows >= required {
+        Ok(required)
+    } else {
+        Err(Error::InitialStateTooShort {
+            output: output.to_string(),
+            rows,
+            taps: taps.to_vec(),
+            required,
+        })
+    }
+}
+
 /// The last row (axis 0) of `a`, e.g. a scan output's final state. `Err(Empty)` naming
 /// `what` when there are no rows (a scan of 0 steps).
 pub fn last_row<'a, T, D: RemoveAxis>(
@@ -196,5 +235,35 @@ mod tests {
             last_row(z.view(), "z"),
             Err(Error::InvalidArgument { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod step_shape_tests {
+    use super::*;
+
+    #[test]
+    fn step_shape_and_initial_rows() {
+        assert!(check_step_shape("`x0`", "x + 1", &[3], &[3]).is_ok());
+        assert_eq!(
+            check_step_shape("`x0`", "x + v", &[1], &[3]),
+            Err(Error::StepResultShape {
+                output: "`x0`".into(),
+                result: "x + v".into(),
+                expected: vec![1],
+                found: vec![3],
+            })
+        );
+        assert_eq!(check_initial_rows("x0", 4, &[-2, -1]), Ok(2));
+        assert_eq!(check_initial_rows("x0", 3, &[-3, -1]), Ok(3));
+        assert_eq!(
+            check_initial_rows("x0", 1, &[-1, -2]),
+            Err(Error::InitialStateTooShort {
+                output: "x0".into(),
+                rows: 1,
+                taps: vec![-1, -2],
+                required: 2,
+            })
+        );
     }
 }

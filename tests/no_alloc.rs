@@ -1,0 +1,308 @@
+//! A generated scan loop allocates nothing per step: every buffer is declared before the
+//! loop and reused, so the number of heap allocations of a call does not depend on the
+//! number of steps. A counting global allocator measures it: the same compiled function
+//! runs with 10 and with 1000 steps and both calls must allocate exactly as often.
+//!
+//! Only allocations made by the measuring thread are counted (the test harness allocates
+//! on its own threads at any time), and a global lock lets one measurement run at a time.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use scan_runtime::prelude::*;
+
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Whether this thread's allocations are being counted. Const-initialized and without
+    /// a destructor, so reading it from inside the allocator never allocates.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn record() {
+    if COUNTING.with(Cell::get) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
+// only addition is a counter update, which neither allocates nor touches the memory.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        record();
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        record();
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record();
+        // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// One measurement at a time.
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The number of allocations (including reallocations) `f` makes on this thread. The
+/// result is dropped inside the window, which only frees.
+fn allocations<T>(f: impl FnOnce() -> T) -> usize {
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    COUNTING.with(|c| c.set(true));
+    let result = f();
+    COUNTING.with(|c| c.set(false));
+    let n = ALLOCATIONS.load(Ordering::SeqCst);
+    drop(result);
+    n
+}
+
+/// Warms up with `make(3)()`, then counts the allocations of `make(10)()` and
+/// `make(1000)()` and checks they are equal. `make` gets the number of steps and builds
+/// the inputs outside the counted window; only the closure it returns is measured.
+fn assert_allocations_independent_of_steps<C, T>(case: &str, make: impl Fn(usize) -> C)
+where
+    C: FnOnce() -> T,
+{
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // Warm-up: lazily initialized statics (thread-locals, std internals) allocate once.
+    let warm = make(3);
+    let _ = allocations(warm);
+    let few_call = make(10);
+    let few = allocations(few_call);
+    let many_call = make(1000);
+    let many = allocations(many_call);
+    // The result is returned in a fresh array, so a call that counted nothing would mean
+    // the counter was not active.
+    assert!(few > 0, "{case}: no allocation counted at all");
+    assert_eq!(
+        few,
+        many,
+        "{case}: {few} allocations with 10 steps but {many} with 1000 steps \
+         ({:.3} per extra step)",
+        (many as f64 - few as f64) / 990.0
+    );
+}
+
+mod programs {
+    scan_tests::program! {
+        /// x_t = tanh(x_{t-1} * a + u_t).
+        pub fn elementwise(u: ArrayView2<f64>, x0: ArrayView1<f64>, a: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let xs = scan(|u_t, x_tm1, a| tanh(x_tm1 * a + u_t), sequences = u, outputs_info = x0, non_sequences = a);
+            Ok(xs)
+        }
+
+        /// The same recurrence without a sequence, driven by n_steps.
+        pub fn elementwise_n(x0: ArrayView1<f64>, a: ArrayView1<f64>, k: usize) -> Result<Array2<f64>> {
+            let xs = scan(|x_tm1, a| tanh(x_tm1 * a + 0.5), outputs_info = x0, non_sequences = a, n_steps = k);
+            Ok(xs)
+        }
+
+        /// h_t = tanh(h_{t-1} W + x_t U).
+        pub fn rnn(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u]);
+            Ok(hs)
+        }
+
+        /// A MITSOT output of vector rows: x_t = 0.5 x_{t-1} - 0.25 x_{t-2} + a.
+        pub fn mitsot(x0: ArrayView2<f64>, a: ArrayView1<f64>, k: usize) -> Result<Array2<f64>> {
+            let xs = scan(
+                |x_tm2, x_tm1, a| x_tm1 * 0.5 - x_tm2 * 0.25 + a,
+                outputs_info = taps(x0, [-2, -1]),
+                non_sequences = a,
+                n_steps = k,
+            );
+            Ok(xs)
+        }
+
+        /// A NITSOT output of vector rows: y_t = tanh(u_t W).
+        pub fn nitsot(u: ArrayView2<f64>, w: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let ys = scan(|u_t, w| tanh(u_t.dot(w)), outputs_info = None, sequences = u, non_sequences = w);
+            Ok(ys)
+        }
+
+        /// A NITSOT output of scalars, with a sequence tap window.
+        pub fn nitsot_scalar(u: ArrayView1<f64>) -> Result<Array1<f64>> {
+            let ys = scan(|u_tm2, u_t| u_t - u_tm2, sequences = taps(u, [-2, 0]));
+            Ok(ys)
+        }
+
+        /// A scan inside each step of another: every row's discounted running sum,
+        /// mixed into the outer state.
+        pub fn nested(m: ArrayView2<f64>, h0: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let hs = scan(
+                |row, h_tm1| {
+                    let sums = scan(|x, acc| acc * 0.5 + x, sequences = row, outputs_info = 0.0);
+                    tanh(h_tm1 * 0.5 + sums)
+                },
+                sequences = m,
+                outputs_info = h0,
+            );
+            Ok(hs)
+        }
+
+        /// A nested scan whose inner loop runs over a vector state (a SITSOT of rank 1).
+        pub fn nested_vector(m: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let hs = scan(
+                |row, h_tm1, w| {
+                    let inner = scan(|g, w| tanh(g.dot(w)), outputs_info = h_tm1 + row, non_sequences = w, n_steps = 3);
+                    inner[-1]
+                },
+                sequences = m,
+                outputs_info = h0,
+                non_sequences = w,
+            );
+            Ok(hs)
+        }
+    }
+}
+
+/// A deterministic matrix with entries in [-0.5, 0.5).
+fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    Array2::from_shape_fn((rows, cols), |_| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
+    })
+}
+
+#[test]
+fn elementwise_recurrence_over_a_sequence() {
+    let x0 = Array1::from_elem(4, 0.1);
+    let a = Array1::from_elem(4, 0.9);
+    assert_allocations_independent_of_steps("elementwise over u", |n| {
+        let u = matrix(n, 4, 1);
+        let (x0, a) = (x0.clone(), a.clone());
+        move || {
+            let xs = programs::elementwise(u.view(), x0.view(), a.view()).unwrap();
+            assert_eq!(xs.dim(), (n, 4));
+            xs
+        }
+    });
+}
+
+#[test]
+fn elementwise_recurrence_with_n_steps() {
+    let x0 = Array1::from_elem(4, 0.1);
+    let a = Array1::from_elem(4, 0.9);
+    assert_allocations_independent_of_steps("elementwise with n_steps", |n| {
+        let (x0, a) = (x0.clone(), a.clone());
+        move || {
+            let xs = programs::elementwise_n(x0.view(), a.view(), n).unwrap();
+            assert_eq!(xs.dim(), (n, 4));
+            xs
+        }
+    });
+}
+
+#[test]
+fn matrix_vector_rnn_step() {
+    let (n_in, n_h) = (3, 5);
+    let h0 = Array1::zeros(n_h);
+    let w = matrix(n_h, n_h, 2);
+    let u = matrix(n_in, n_h, 3);
+    assert_allocations_independent_of_steps("rnn", |n| {
+        let x = matrix(n, n_in, 4);
+        let (h0, w, u) = (h0.clone(), w.clone(), u.clone());
+        move || {
+            let hs = programs::rnn(x.view(), h0.view(), w.view(), u.view()).unwrap();
+            assert_eq!(hs.dim(), (n, n_h));
+            hs
+        }
+    });
+}
+
+#[test]
+fn mitsot_output() {
+    let x0 = matrix(2, 4, 5);
+    let a = Array1::from_elem(4, 0.1);
+    assert_allocations_independent_of_steps("mitsot", |n| {
+        let (x0, a) = (x0.clone(), a.clone());
+        move || {
+            let xs = programs::mitsot(x0.view(), a.view(), n).unwrap();
+            assert_eq!(xs.dim(), (n, 4));
+            xs
+        }
+    });
+}
+
+#[test]
+fn nitsot_output() {
+    let w = matrix(3, 4, 6);
+    assert_allocations_independent_of_steps("nitsot of vectors", |n| {
+        let u = matrix(n, 3, 7);
+        let w = w.clone();
+        move || {
+            let ys = programs::nitsot(u.view(), w.view()).unwrap();
+            assert_eq!(ys.dim(), (n, 4));
+            ys
+        }
+    });
+    assert_allocations_independent_of_steps("nitsot of scalars", |n| {
+        // Taps [-2, 0] take 2 rows: n + 2 rows give n steps.
+        let u = Array1::from_iter((0..n + 2).map(|i| i as f64));
+        move || {
+            let ys = programs::nitsot_scalar(u.view()).unwrap();
+            assert_eq!(ys.len(), n);
+            ys
+        }
+    });
+}
+
+#[test]
+fn nested_scan() {
+    // The outer loop runs 10 or 1000 steps; the inner one 6 steps inside each of them.
+    let h0 = Array1::zeros(6);
+    assert_allocations_independent_of_steps("nested scalar inner scan", |n| {
+        let m = matrix(n, 6, 8);
+        let h0 = h0.clone();
+        move || {
+            let hs = programs::nested(m.view(), h0.view()).unwrap();
+            assert_eq!(hs.dim(), (n, 6));
+            hs
+        }
+    });
+    let w = matrix(6, 6, 9);
+    assert_allocations_independent_of_steps("nested vector inner scan", |n| {
+        let m = matrix(n, 6, 10);
+        let (h0, w) = (h0.clone(), w.clone());
+        move || {
+            let hs = programs::nested_vector(m.view(), h0.view(), w.view()).unwrap();
+            assert_eq!(hs.dim(), (n, 6));
+            hs
+        }
+    });
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // The measurement is not vacuous: a Vec per step is counted per step.
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let per_step = |n: usize| {
+        allocations(|| {
+            (0..n)
+                .map(|i| std::hint::black_box(vec![i; 4]).len())
+                .sum::<usize>()
+        })
+    };
+    assert_eq!(per_step(1000) - per_step(10), 990);
+}

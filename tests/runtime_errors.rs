@@ -1,0 +1,638 @@
+//! Size problems that only exist at run time come back from generated code as
+//! `Err(scan_runtime::Error)` naming the user's argument (or expression) and the sizes
+//! involved, never as a panic. One test per kind of problem, each asserting the exact
+//! variant and fields, then one test that every message reads as one clear sentence.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use scan_runtime::prelude::*;
+
+mod steps {
+    scan_tests::program! {
+        /// Twice each element, for an explicit number of steps.
+        pub fn take(u: ArrayView1<f64>, k: i64) -> Result<Array1<f64>> {
+            let ys = scan(|u_t| u_t * 2.0, sequences = u, n_steps = k);
+            Ok(ys)
+        }
+
+        /// The same with `n_steps` given as a `usize`.
+        pub fn take_usize(u: ArrayView1<f64>, k: usize) -> Result<Array1<f64>> {
+            let ys = scan(|u_t| u_t * 2.0, sequences = u, n_steps = k);
+            Ok(ys)
+        }
+
+        /// u[t] - u[t-4], for an explicit number of steps.
+        pub fn take_taps(u: ArrayView1<f64>, k: i64) -> Result<Array1<f64>> {
+            let ys = scan(|u_tm4, u_t| u_t - u_tm4, sequences = taps(u, [-4, 0]), n_steps = k);
+            Ok(ys)
+        }
+
+        /// Two sequences: the short one must be the one named.
+        pub fn take_two(a: ArrayView1<f64>, b: ArrayView1<f64>, k: i64) -> Result<Array1<f64>> {
+            let ys = scan(|a_t, b_t| a_t + b_t, sequences = [a, b], n_steps = k);
+            Ok(ys)
+        }
+
+        /// u[t] - u[t-4], as many steps as the sequence allows.
+        pub fn window(u: ArrayView1<f64>) -> Result<Array1<f64>> {
+            let ys = scan(|u_tm4, u_t| u_t - u_tm4, sequences = taps(u, [-4, 0]));
+            Ok(ys)
+        }
+
+        /// A scalar recurrence with no sequence: only `n_steps` bounds it.
+        pub fn count(k: i64) -> Result<Array1<f64>> {
+            let xs = scan(|x| x + 1.0, outputs_info = 0.0, n_steps = k);
+            Ok(xs)
+        }
+    }
+}
+
+mod states {
+    scan_tests::program! {
+        /// SITSOT: the step result must keep the initial state's shape.
+        pub fn grow(x0: ArrayView1<f64>, v: ArrayView1<f64>, k: i64) -> Result<Array2<f64>> {
+            let xs = scan(|x_tm1, v| x_tm1 + v, outputs_info = x0, non_sequences = v, n_steps = k);
+            Ok(xs)
+        }
+
+        /// MITSOT: x0 holds the two rows before step 0.
+        pub fn fib(x0: ArrayView1<i64>, k: i64) -> Result<Array1<i64>> {
+            let xs = scan(|x_tm2, x_tm1| x_tm2 + x_tm1, outputs_info = taps(x0, [-2, -1]), n_steps = k);
+            Ok(xs)
+        }
+
+        /// MITSOT of vector rows whose step result has another length than the rows.
+        pub fn fib_rows(x0: ArrayView2<f64>, v: ArrayView1<f64>, k: i64) -> Result<Array2<f64>> {
+            let xs = scan(
+                |x_tm2, x_tm1, v| x_tm2[0] * v + x_tm1[0],
+                outputs_info = taps(x0, [-2, -1]),
+                non_sequences = v,
+                n_steps = k,
+            );
+            Ok(xs)
+        }
+
+        /// NITSOT: one `arange(i)` row per step.
+        pub fn ranges(ks: ArrayView1<i64>) -> Result<Array2<i64>> {
+            let rows = scan(|i| arange(i), sequences = ks);
+            Ok(rows)
+        }
+    }
+}
+
+mod ops {
+    scan_tests::program! {
+        /// Vector-matrix product inside a step.
+        pub fn project(h0: ArrayView1<f64>, w: ArrayView2<f64>, k: i64) -> Result<Array2<f64>> {
+            let hs = scan(|h, w| tanh(h.dot(w)), outputs_info = h0, non_sequences = w, n_steps = k);
+            Ok(hs)
+        }
+
+        /// Matrix-matrix product outside any scan.
+        pub fn matmul(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>> {
+            Ok(a.dot(b))
+        }
+
+        /// Elementwise with broadcasting outside any scan.
+        pub fn add(a: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<Array2<f64>> {
+            Ok(a + b)
+        }
+
+        /// `w[i]` with `i` read from an integer sequence.
+        pub fn pick(w: ArrayView1<f64>, idx: ArrayView1<i64>) -> Result<Array1<f64>> {
+            let ys = scan(|i, w| w[i], sequences = idx, non_sequences = w);
+            Ok(ys)
+        }
+
+        /// The tutorial's power: the last row of a scan of k steps.
+        pub fn power(a: ArrayView1<f64>, k: i64) -> Result<Array1<f64>> {
+            let result = scan(|prior, a| prior * a, outputs_info = ones_like(a), non_sequences = a, n_steps = k);
+            Ok(result[-1])
+        }
+    }
+}
+
+/// Checks that `e`'s message names each of `names` in backticks and contains each of
+/// `numbers`.
+fn assert_names(e: &Error, names: &[&str], numbers: &[&str]) {
+    let msg = e.to_string();
+    for name in names {
+        assert!(
+            msg.contains(&format!("`{name}`")),
+            "message does not name `{name}`: {msg}"
+        );
+    }
+    for n in numbers {
+        assert!(msg.contains(n), "message does not contain {n}: {msg}");
+    }
+}
+
+/// Runs `f`, turning a panic into a test failure that quotes the panic message, so a panic
+/// is reported as "panicked instead of returning Err: ...".
+fn no_panic<T>(case: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "<non-string panic payload>".to_string());
+            panic!("{case}: panicked instead of returning Err: {msg}");
+        }
+    }
+}
+
+fn expect_err<T: std::fmt::Debug>(case: &str, f: impl FnOnce() -> Result<T>) -> Error {
+    match no_panic(case, f) {
+        Ok(v) => panic!("{case}: expected an Err, got Ok({v:?})"),
+        Err(e) => e,
+    }
+}
+
+// --- sequences and n_steps -------------------------------------------------------------
+
+#[test]
+fn n_steps_beyond_a_plain_sequence() {
+    let u = array![1.0, 2.0, 3.0];
+    // The boundary is not an error.
+    assert_eq!(
+        steps::take(u.view(), 3).unwrap().to_vec(),
+        vec![2.0, 4.0, 6.0]
+    );
+    let e = expect_err("take(u of 3, n_steps = 5)", || steps::take(u.view(), 5));
+    assert_eq!(
+        e,
+        Error::SequenceTooShort {
+            sequence: "u".into(),
+            length: 3,
+            required: 5,
+            detail: "n_steps = 5 with taps [0]".into(),
+        }
+    );
+    assert_names(&e, &["u"], &["3 rows", "n_steps = 5", "needs 5"]);
+}
+
+#[test]
+fn n_steps_beyond_a_tapped_sequence() {
+    // taps [-4, 0] span 4 rows: n_steps = 5 needs 5 + 4 = 9 rows.
+    let ok = Array1::from_iter((0..9).map(f64::from));
+    assert_eq!(
+        steps::take_taps(ok.view(), 5).unwrap().to_vec(),
+        vec![4.0; 5]
+    );
+    let u = Array1::from_iter((0..6).map(f64::from));
+    let e = expect_err("take_taps(u of 6, n_steps = 5)", || {
+        steps::take_taps(u.view(), 5)
+    });
+    assert_eq!(
+        e,
+        Error::SequenceTooShort {
+            sequence: "u".into(),
+            length: 6,
+            required: 9,
+            detail: "n_steps = 5 with taps [-4, 0]".into(),
+        }
+    );
+    assert_names(&e, &["u"], &["6 rows", "n_steps = 5", "[-4, 0]", "needs 9"]);
+}
+
+#[test]
+fn n_steps_beyond_the_second_of_two_sequences_names_that_one() {
+    let a = array![1.0, 2.0, 3.0, 4.0];
+    let b = array![1.0, 2.0];
+    let e = expect_err("take_two(a of 4, b of 2, n_steps = 3)", || {
+        steps::take_two(a.view(), b.view(), 3)
+    });
+    assert_eq!(
+        e,
+        Error::SequenceTooShort {
+            sequence: "b".into(),
+            length: 2,
+            required: 3,
+            detail: "n_steps = 3 with taps [0]".into(),
+        }
+    );
+    assert_names(&e, &["b"], &["2 rows", "needs 3"]);
+}
+
+#[test]
+fn sequence_shorter_than_its_tap_window() {
+    // With taps [-4, 0] a sequence of 4 rows allows 0 steps; 3 rows is an error.
+    let four = array![1.0, 2.0, 3.0, 4.0];
+    assert_eq!(steps::window(four.view()).unwrap().len(), 0);
+    let u = array![1.0, 2.0, 3.0];
+    let e = expect_err("window(u of 3)", || steps::window(u.view()));
+    assert_eq!(
+        e,
+        Error::SequenceTooShort {
+            sequence: "u".into(),
+            length: 3,
+            required: 4,
+            detail: "the window of taps [-4, 0]".into(),
+        }
+    );
+    assert_names(&e, &["u"], &["3 rows", "[-4, 0]", "needs 4"]);
+}
+
+#[test]
+fn negative_n_steps() {
+    let u = array![1.0, 2.0, 3.0];
+    let expected = Error::InvalidArgument {
+        what: "n_steps".into(),
+        detail: "it must be >= 0, got -2".into(),
+    };
+    let e = expect_err("take(u, n_steps = -2)", || steps::take(u.view(), -2));
+    assert_eq!(e, expected);
+    assert_names(&e, &["n_steps"], &["-2"]);
+    // Without any sequence too.
+    let e = expect_err("count(n_steps = -2)", || steps::count(-2));
+    assert_eq!(e, expected);
+    assert_eq!(steps::count(0).unwrap().len(), 0);
+}
+
+#[test]
+fn huge_usize_n_steps_is_too_many_steps_for_the_sequence() {
+    // A `usize` n_steps is never negative; beyond i64::MAX it saturates (counts are i64 in
+    // the graph, as in PyTensor). The error names the sequence that is too short.
+    let u = array![1.0, 2.0, 3.0];
+    let e = expect_err("take_usize(u, n_steps = usize::MAX)", || {
+        steps::take_usize(u.view(), usize::MAX)
+    });
+    let Error::SequenceTooShort {
+        sequence, length, ..
+    } = &e
+    else {
+        panic!("expected SequenceTooShort, got {e:?}");
+    };
+    assert_eq!((sequence.as_str(), *length), ("u", 3));
+    assert!(!e.to_string().contains(">= 0"), "{e}");
+    assert_names(&e, &["u"], &["3 rows", &i64::MAX.to_string()]);
+}
+
+#[test]
+fn n_steps_too_large_for_an_output_buffer() {
+    // i64::MAX + 1 rows cannot exist (ndarray caps an array at isize::MAX elements). This
+    // must be an Err, like `arange` of too many elements, not a panic.
+    let e = expect_err("count(n_steps = i64::MAX)", || steps::count(i64::MAX));
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&i64::MAX.to_string()) || msg.contains(&(1u64 << 63).to_string()),
+        "the message should name the size: {msg}"
+    );
+}
+
+// --- initial states and step results --------------------------------------------------
+
+#[test]
+fn sitsot_step_result_that_cannot_broadcast_with_the_state() {
+    let x0 = array![1.0, 2.0, 3.0];
+    let v = array![1.0, 2.0, 3.0, 4.0];
+    let e = expect_err("grow(x0 of 3, v of 4)", || {
+        states::grow(x0.view(), v.view(), 2)
+    });
+    assert_eq!(
+        e,
+        Error::Broadcast {
+            what: "x_tm1 + v".into(),
+            shapes: vec![vec![3], vec![4]],
+        }
+    );
+    assert_names(&e, &["x_tm1 + v"], &["[3]", "[4]"]);
+}
+
+#[test]
+fn sitsot_step_result_broadcast_to_another_shape_than_the_state() {
+    // [1] + [3] broadcasts to [3]: a valid step, but not the shape of x0.
+    let x0 = array![1.0];
+    let v = array![1.0, 2.0, 3.0];
+    let e = expect_err("grow(x0 of 1, v of 3)", || {
+        states::grow(x0.view(), v.view(), 2)
+    });
+    assert_eq!(
+        e,
+        Error::StepResultShape {
+            output: "`x0`".into(),
+            result: "x_tm1 + v".into(),
+            expected: vec![1],
+            found: vec![3],
+        }
+    );
+    assert_names(&e, &[], &["x0", "x_tm1 + v", "[1]", "[3]"]);
+    // With 0 steps the step never runs: no error.
+    assert_eq!(states::grow(x0.view(), v.view(), 0).unwrap().dim(), (0, 1));
+}
+
+#[test]
+fn mitsot_initial_state_with_fewer_rows_than_its_taps_need() {
+    assert_eq!(
+        states::fib(array![0, 1].view(), 4).unwrap().to_vec(),
+        vec![1, 2, 3, 5]
+    );
+    let e = expect_err("fib(x0 of 1 row, taps [-2, -1])", || {
+        states::fib(array![1].view(), 3)
+    });
+    assert_eq!(
+        e,
+        Error::InitialStateTooShort {
+            output: "x0".into(),
+            rows: 1,
+            taps: vec![-2, -1],
+            required: 2,
+        }
+    );
+    assert_names(&e, &[], &["`x0`", "1 row", "need 2", "[-2, -1]"]);
+}
+
+#[test]
+fn mitsot_step_result_with_another_row_shape() {
+    let x0 = Array2::<f64>::ones((2, 3));
+    let v = array![1.0, 2.0, 3.0, 4.0];
+    let e = expect_err("fib_rows(rows of 3, result of 4)", || {
+        states::fib_rows(x0.view(), v.view(), 2)
+    });
+    let Error::StepResultShape {
+        output,
+        expected,
+        found,
+        ..
+    } = &e
+    else {
+        panic!("expected StepResultShape, got {e:?}");
+    };
+    assert_eq!(output, "`x0`");
+    assert_eq!(expected, &vec![3]);
+    assert_eq!(found, &vec![4]);
+    assert_names(&e, &[], &["x0", "[3]", "[4]"]);
+}
+
+#[test]
+fn nitsot_step_result_whose_shape_changes_between_steps() {
+    assert_eq!(
+        states::ranges(array![2, 2].view()).unwrap(),
+        array![[0, 1], [0, 1]]
+    );
+    let e = expect_err("ranges([1, 2])", || states::ranges(array![1, 2].view()));
+    assert_eq!(
+        e,
+        Error::StepResultShape {
+            output: "0".into(),
+            result: "arange(i)".into(),
+            expected: vec![1],
+            found: vec![2],
+        }
+    );
+    assert_names(&e, &["arange(i)"], &["output 0", "[1]", "[2]"]);
+}
+
+// --- operations -------------------------------------------------------------------------
+
+#[test]
+fn dot_mismatch_inside_a_step() {
+    let h0 = array![1.0, 2.0, 3.0];
+    let w = Array2::<f64>::zeros((4, 5));
+    let e = expect_err("project(h0 of 3, w of 4x5)", || {
+        ops::project(h0.view(), w.view(), 2)
+    });
+    assert_eq!(
+        e,
+        Error::Dot {
+            what: "h.dot(w)".into(),
+            left: vec![3],
+            right: vec![4, 5],
+        }
+    );
+    assert_names(&e, &["h.dot(w)"], &["[3]", "[4, 5]", "3 and 4"]);
+}
+
+#[test]
+fn dot_mismatch_outside_a_scan() {
+    let a = Array2::<f64>::zeros((2, 3));
+    let b = Array2::<f64>::zeros((4, 5));
+    let e = expect_err("matmul(2x3, 4x5)", || ops::matmul(a.view(), b.view()));
+    assert_eq!(
+        e,
+        Error::Dot {
+            what: "a.dot(b)".into(),
+            left: vec![2, 3],
+            right: vec![4, 5],
+        }
+    );
+    assert_names(&e, &["a.dot(b)"], &["[2, 3]", "[4, 5]", "3 and 4"]);
+}
+
+#[test]
+fn elementwise_broadcast_mismatch() {
+    let a = Array2::<f64>::zeros((2, 3));
+    let b = Array1::<f64>::zeros(4);
+    let e = expect_err("add(2x3, 4)", || ops::add(a.view(), b.view()));
+    assert_eq!(
+        e,
+        Error::Broadcast {
+            what: "a + b".into(),
+            shapes: vec![vec![2, 3], vec![4]],
+        }
+    );
+    assert_names(&e, &["a + b"], &["[2, 3]", "[4]"]);
+}
+
+#[test]
+fn index_out_of_bounds_inside_a_step() {
+    let w = array![10.0, 20.0, 30.0];
+    assert_eq!(
+        ops::pick(w.view(), array![0, -1, 2].view())
+            .unwrap()
+            .to_vec(),
+        vec![10.0, 30.0, 30.0]
+    );
+    let e = expect_err("pick(w of 3, i = 5)", || {
+        ops::pick(w.view(), array![0, 5].view())
+    });
+    assert_eq!(
+        e,
+        Error::IndexOutOfBounds {
+            what: "w[i]".into(),
+            index: 5,
+            length: 3,
+        }
+    );
+    assert_names(&e, &["w[i]"], &["5", "length 3"]);
+    let e = expect_err("pick(w of 3, i = -4)", || {
+        ops::pick(w.view(), array![-4].view())
+    });
+    assert_eq!(
+        e,
+        Error::IndexOutOfBounds {
+            what: "w[i]".into(),
+            index: -4,
+            length: 3,
+        }
+    );
+}
+
+#[test]
+fn last_row_of_a_scan_of_zero_steps() {
+    let a = array![1.0, 2.0, 3.0];
+    assert_eq!(
+        ops::power(a.view(), 2).unwrap().to_vec(),
+        vec![1.0, 4.0, 9.0]
+    );
+    let e = expect_err("power(a, k = 0)", || ops::power(a.view(), 0));
+    assert_eq!(
+        e,
+        Error::IndexOutOfBounds {
+            what: "result[-1]".into(),
+            index: -1,
+            length: 0,
+        }
+    );
+    assert_names(&e, &["result[-1]"], &["-1", "length 0"]);
+}
+
+// --- messages ---------------------------------------------------------------------------
+
+/// Every error above, with the names and numbers its message must contain.
+fn all_errors() -> Vec<(&'static str, Result<()>, Vec<&'static str>)> {
+    fn unit<T>(r: Result<T>) -> Result<()> {
+        r.map(|_| ())
+    }
+    let u3 = array![1.0, 2.0, 3.0];
+    let u6 = Array1::from_iter((0..6).map(f64::from));
+    vec![
+        (
+            "n_steps beyond a sequence",
+            unit(steps::take(u3.view(), 5)),
+            vec!["`u`", "3", "5"],
+        ),
+        (
+            "n_steps beyond a tapped sequence",
+            unit(steps::take_taps(u6.view(), 5)),
+            vec!["`u`", "6", "9", "[-4, 0]"],
+        ),
+        (
+            "sequence shorter than its tap window",
+            unit(steps::window(u3.view())),
+            vec!["`u`", "3", "4", "[-4, 0]"],
+        ),
+        (
+            "negative n_steps",
+            unit(steps::count(-2)),
+            vec!["`n_steps`", "-2"],
+        ),
+        (
+            "SITSOT broadcast",
+            unit(states::grow(
+                u3.view(),
+                array![1.0, 2.0, 3.0, 4.0].view(),
+                2,
+            )),
+            vec!["`x_tm1 + v`", "[3]", "[4]"],
+        ),
+        (
+            "SITSOT result shape",
+            unit(states::grow(array![1.0].view(), u3.view(), 2)),
+            vec!["x0", "[1]", "[3]"],
+        ),
+        (
+            "MITSOT rows",
+            unit(states::fib(array![1].view(), 3)),
+            vec!["x0", "1", "2"],
+        ),
+        (
+            "MITSOT result shape",
+            unit(states::fib_rows(
+                Array2::ones((2, 3)).view(),
+                array![1.0, 2.0, 3.0, 4.0].view(),
+                2,
+            )),
+            vec!["x0", "[3]", "[4]"],
+        ),
+        (
+            "NITSOT result shape",
+            unit(states::ranges(array![1, 2].view())),
+            vec!["[1]", "[2]"],
+        ),
+        (
+            "dot in a step",
+            unit(ops::project(u3.view(), Array2::zeros((4, 5)).view(), 2)),
+            vec!["`h.dot(w)`", "[3]", "[4, 5]"],
+        ),
+        (
+            "dot outside a scan",
+            unit(ops::matmul(
+                Array2::zeros((2, 3)).view(),
+                Array2::zeros((4, 5)).view(),
+            )),
+            vec!["`a.dot(b)`", "[2, 3]", "[4, 5]"],
+        ),
+        (
+            "broadcast",
+            unit(ops::add(
+                Array2::zeros((2, 3)).view(),
+                Array1::zeros(4).view(),
+            )),
+            vec!["`a + b`", "[2, 3]", "[4]"],
+        ),
+        (
+            "index in a step",
+            unit(ops::pick(u3.view(), array![5].view())),
+            vec!["`w[i]`", "5", "3"],
+        ),
+        (
+            "last row of 0 steps",
+            unit(ops::power(u3.view(), 0)),
+            vec!["`result[-1]`", "-1", "0"],
+        ),
+    ]
+}
+
+/// Why `msg` is not one clear sentence, if it is not.
+fn sentence_problems(msg: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if msg.is_empty() {
+        problems.push("empty".to_string());
+    }
+    if msg.contains('\n') {
+        problems.push("spans several lines".to_string());
+    }
+    if msg.trim_end_matches('.').contains(". ") {
+        problems.push("has more than one sentence".to_string());
+    }
+    // A quoted name that itself holds a quoted name: "`sequence `u``".
+    if msg.contains("``") || msg.matches('`').count() & 1 == 1 {
+        problems.push("has nested or unbalanced backticks".to_string());
+    }
+    if msg.contains(" 1 rows") || msg.starts_with("1 rows") {
+        problems.push("says \"1 rows\"".to_string());
+    }
+    problems
+}
+
+#[test]
+fn every_message_is_one_clear_sentence_with_the_names_and_numbers() {
+    let mut failures = Vec::new();
+    for (case, result, needles) in all_errors() {
+        let e = match result {
+            Ok(()) => {
+                failures.push(format!("{case}: expected an Err, got Ok"));
+                continue;
+            }
+            Err(e) => e,
+        };
+        let msg = e.to_string();
+        for needle in &needles {
+            if !msg.contains(needle) {
+                failures.push(format!("{case}: missing {needle}: {msg}"));
+            }
+        }
+        for problem in sentence_problems(&msg) {
+            failures.push(format!("{case}: {problem}: {msg}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} message problem(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
