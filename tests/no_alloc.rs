@@ -13,6 +13,9 @@ use std::sync::Mutex;
 
 use scan_runtime::prelude::*;
 
+mod common;
+use common::{second_opinion, Value};
+
 struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -305,4 +308,47 @@ fn the_counter_sees_allocations() {
         })
     };
     assert_eq!(per_step(1000) - per_step(10), 990);
+}
+
+/// The programs measured here also agree with the reference evaluator.
+#[test]
+fn programs_agree_with_the_evaluator() {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let u = matrix(7, 4, 1);
+    let x0 = Array1::from_elem(4, 0.1);
+    let a = Array1::from_elem(4, 0.9);
+    let w = matrix(4, 4, 2);
+    let uu = matrix(4, 4, 3);
+    let init2 = matrix(2, 4, 4);
+    let v = Array1::from_iter((0..9).map(|i| (i * i) as f64));
+    let src = programs::SOURCE;
+    let got = programs::elementwise(u.view(), x0.view(), a.view()).unwrap();
+    let args = vec![u.clone().into(), x0.clone().into(), a.clone().into()];
+    second_opinion(src, "elementwise", args, vec![got.into()]);
+    let got = programs::elementwise_n(x0.view(), a.view(), 5).unwrap();
+    let args = vec![x0.clone().into(), a.clone().into(), Value::from(5i64)];
+    second_opinion(src, "elementwise_n", args, vec![got.into()]);
+    let got = programs::rnn(u.view(), x0.view(), w.view(), uu.view()).unwrap();
+    let args = vec![
+        u.clone().into(),
+        x0.clone().into(),
+        w.clone().into(),
+        uu.into(),
+    ];
+    second_opinion(src, "rnn", args, vec![got.into()]);
+    let got = programs::mitsot(init2.view(), a.view(), 6).unwrap();
+    let args = vec![init2.into(), a.clone().into(), Value::from(6i64)];
+    second_opinion(src, "mitsot", args, vec![got.into()]);
+    let got = programs::nitsot(u.view(), w.view()).unwrap();
+    let args = vec![u.clone().into(), w.clone().into()];
+    second_opinion(src, "nitsot", args, vec![got.into()]);
+    let got = programs::nitsot_scalar(v.view()).unwrap();
+    assert_eq!(got.to_vec(), vec![4., 8., 12., 16., 20., 24., 28.]);
+    second_opinion(src, "nitsot_scalar", vec![v.into()], vec![got.into()]);
+    let got = programs::nested(u.view(), x0.view()).unwrap();
+    let args = vec![u.clone().into(), x0.clone().into()];
+    second_opinion(src, "nested", args, vec![got.into()]);
+    let got = programs::nested_vector(u.view(), x0.view(), w.view()).unwrap();
+    let args = vec![u.into(), x0.into(), w.into()];
+    second_opinion(src, "nested_vector", args, vec![got.into()]);
 }
