@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use scan_runtime::prelude::*;
 
 mod common;
-use common::{second_opinion, Value};
+use common::{matrix, second_opinion, Value};
 
 struct CountingAllocator;
 
@@ -175,17 +175,6 @@ mod programs {
             Ok(hs)
         }
     }
-}
-
-/// A deterministic matrix with entries in [-0.5, 0.5).
-fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-    Array2::from_shape_fn((rows, cols), |_| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
-    })
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_allclose, second_opinion, Value};
+use common::{assert_allclose, matrix, second_opinion, Value};
 use scan_runtime::prelude::*;
 use scan_tests::tutorial::{cumulative, polynomial, power, rnn, set_value, triangular, until};
 
@@ -87,19 +87,6 @@ fn set_value_at_position_matches_the_tutorial() {
         ],
         vec![Value::from(got)],
     );
-}
-
-/// A deterministic pseudo-random matrix, so the test needs no random-number crate.
-fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    Array2::from_shape_fn((rows, cols), |_| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
-    })
 }
 
 #[test]

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub use scan_codegen::eval::Value;
+use scan_runtime::ndarray;
 
 /// Runs `function` of `source` through the reference evaluator of the IR.
 pub fn evaluate(source: &str, function: &str, args: Vec<Value>) -> Vec<Value> {
@@ -40,4 +41,17 @@ pub fn assert_allclose(actual: &[f64], expected: &[f64], tol: f64) {
             "element {i}: {a} vs expected {e} (all: {actual:?})"
         );
     }
+}
+
+/// A deterministic matrix with entries in [-0.5, 0.5), so tests need no random-number crate.
+pub fn matrix(rows: usize, cols: usize, seed: u64) -> ndarray::Array2<f64> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ndarray::Array2::from_shape_fn((rows, cols), |_| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
+    })
 }

@@ -59,20 +59,7 @@ pub fn max_axis<T: Element, D: RemoveAxis>(
     axis: usize,
     what: &str,
 ) -> Result<()> {
-    let ax = check_axis(&a, axis, what)?;
-    if a.len_of(ax) == 0 {
-        return Err(empty_error(what));
-    }
-    ensure_shape(out, a.raw_dim().remove_axis(ax));
-    // Lanes are non-empty, so max_all cannot fail; the fallback value is never used.
-    reduce_axis(
-        out,
-        a,
-        ax,
-        |lane| max_all(lane, what).unwrap_or_default(),
-        maximum,
-    );
-    Ok(())
+    extremum_axis(out, a, axis, what, max_all, maximum)
 }
 
 /// `out = a.min(axis)`. `Err(Empty)` naming `what` when the axis has length 0.
@@ -82,17 +69,30 @@ pub fn min_axis<T: Element, D: RemoveAxis>(
     axis: usize,
     what: &str,
 ) -> Result<()> {
+    extremum_axis(out, a, axis, what, min_all, minimum)
+}
+
+/// max_axis and min_axis: `whole` reduces a lane, `combine` folds two values.
+fn extremum_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    what: &str,
+    whole: fn(ArrayView1<'_, T>, &str) -> Result<T>,
+    combine: fn(T, T) -> T,
+) -> Result<()> {
     let ax = check_axis(&a, axis, what)?;
     if a.len_of(ax) == 0 {
         return Err(empty_error(what));
     }
     ensure_shape(out, a.raw_dim().remove_axis(ax));
+    // Lanes are non-empty, so `whole` cannot fail; the fallback value is never used.
     reduce_axis(
         out,
         a,
         ax,
-        |lane| min_all(lane, what).unwrap_or_default(),
-        minimum,
+        |lane| whole(lane, what).unwrap_or_default(),
+        combine,
     );
     Ok(())
 }
