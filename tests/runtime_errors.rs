@@ -2,9 +2,16 @@
 //! `Err(scan_runtime::Error)` naming the user's argument (or expression) and the sizes
 //! involved, never as a panic. One test per kind of problem, each asserting the exact
 //! variant and fields, then one test that every message reads as one clear sentence.
+//!
+//! The reference evaluator (`scan_codegen::eval::run`) must reject the same inputs, with a
+//! message naming the same argument or expression, and must agree with the generated code
+//! on the inputs that succeed.
+
+mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use common::{second_opinion, Value};
 use scan_runtime::prelude::*;
 
 mod steps {
@@ -150,6 +157,30 @@ fn expect_err<T: std::fmt::Debug>(case: &str, f: impl FnOnce() -> Result<T>) -> 
     }
 }
 
+/// Runs `function` of `source` through the reference evaluator on the inputs that made the
+/// generated code fail: it must return `Err` too, for the same reason (not an IR error or
+/// an argument of the wrong type), with a message containing each of `needles`. Returns
+/// the message.
+fn evaluator_rejects(source: &str, function: &str, args: Vec<Value>, needles: &[&str]) -> String {
+    let msg = match scan_codegen::eval::run(source, function, args) {
+        Ok(values) => panic!(
+            "the evaluator accepted `{function}` on inputs the generated code rejects: {values:?}"
+        ),
+        Err(msg) => msg,
+    };
+    assert!(
+        !msg.contains("IR error") && !msg.contains(" should be a "),
+        "the evaluator failed on `{function}` for another reason: {msg}"
+    );
+    for needle in needles {
+        assert!(
+            msg.contains(needle),
+            "the evaluator's message for `{function}` does not contain {needle}: {msg}"
+        );
+    }
+    msg
+}
+
 // --- sequences and n_steps -------------------------------------------------------------
 
 #[test]
@@ -159,6 +190,12 @@ fn n_steps_beyond_a_plain_sequence() {
     assert_eq!(
         steps::take(u.view(), 3).unwrap().to_vec(),
         vec![2.0, 4.0, 6.0]
+    );
+    second_opinion(
+        steps::SOURCE,
+        "take",
+        vec![Value::from(u.clone()), Value::from(3i64)],
+        vec![Value::from(steps::take(u.view(), 3).unwrap())],
     );
     let e = expect_err("take(u of 3, n_steps = 5)", || steps::take(u.view(), 5));
     assert_eq!(
@@ -171,6 +208,12 @@ fn n_steps_beyond_a_plain_sequence() {
         }
     );
     assert_names(&e, &["u"], &["3 rows", "n_steps = 5", "needs 5"]);
+    evaluator_rejects(
+        steps::SOURCE,
+        "take",
+        vec![Value::from(u), Value::from(5i64)],
+        &["`u`", "3 rows", "n_steps = 5", "5 rows"],
+    );
 }
 
 #[test]
@@ -180,6 +223,12 @@ fn n_steps_beyond_a_tapped_sequence() {
     assert_eq!(
         steps::take_taps(ok.view(), 5).unwrap().to_vec(),
         vec![4.0; 5]
+    );
+    second_opinion(
+        steps::SOURCE,
+        "take_taps",
+        vec![Value::from(ok.clone()), Value::from(5i64)],
+        vec![Value::from(steps::take_taps(ok.view(), 5).unwrap())],
     );
     let u = Array1::from_iter((0..6).map(f64::from));
     let e = expect_err("take_taps(u of 6, n_steps = 5)", || {
@@ -195,6 +244,12 @@ fn n_steps_beyond_a_tapped_sequence() {
         }
     );
     assert_names(&e, &["u"], &["6 rows", "n_steps = 5", "[-4, 0]", "needs 9"]);
+    evaluator_rejects(
+        steps::SOURCE,
+        "take_taps",
+        vec![Value::from(u), Value::from(5i64)],
+        &["`u`", "6 rows", "n_steps = 5", "[-4, 0]", "9 rows"],
+    );
 }
 
 #[test]
@@ -214,6 +269,16 @@ fn n_steps_beyond_the_second_of_two_sequences_names_that_one() {
         }
     );
     assert_names(&e, &["b"], &["2 rows", "needs 3"]);
+    let msg = evaluator_rejects(
+        steps::SOURCE,
+        "take_two",
+        vec![Value::from(a), Value::from(b), Value::from(3i64)],
+        &["`b`", "2 rows", "3 rows"],
+    );
+    assert!(
+        !msg.contains("`a`"),
+        "the evaluator names the long sequence: {msg}"
+    );
 }
 
 #[test]
@@ -221,6 +286,12 @@ fn sequence_shorter_than_its_tap_window() {
     // With taps [-4, 0] a sequence of 4 rows allows 0 steps; 3 rows is an error.
     let four = array![1.0, 2.0, 3.0, 4.0];
     assert_eq!(steps::window(four.view()).unwrap().len(), 0);
+    second_opinion(
+        steps::SOURCE,
+        "window",
+        vec![Value::from(four.clone())],
+        vec![Value::from(steps::window(four.view()).unwrap())],
+    );
     let u = array![1.0, 2.0, 3.0];
     let e = expect_err("window(u of 3)", || steps::window(u.view()));
     assert_eq!(
@@ -233,6 +304,12 @@ fn sequence_shorter_than_its_tap_window() {
         }
     );
     assert_names(&e, &["u"], &["3 rows", "[-4, 0]", "needs 4"]);
+    evaluator_rejects(
+        steps::SOURCE,
+        "window",
+        vec![Value::from(u)],
+        &["`u`", "3 rows", "[-4, 0]", "4"],
+    );
 }
 
 #[test]
@@ -249,6 +326,24 @@ fn negative_n_steps() {
     let e = expect_err("count(n_steps = -2)", || steps::count(-2));
     assert_eq!(e, expected);
     assert_eq!(steps::count(0).unwrap().len(), 0);
+    evaluator_rejects(
+        steps::SOURCE,
+        "take",
+        vec![Value::from(u), Value::from(-2i64)],
+        &["n_steps", "-2"],
+    );
+    evaluator_rejects(
+        steps::SOURCE,
+        "count",
+        vec![Value::from(-2i64)],
+        &["n_steps", "-2"],
+    );
+    second_opinion(
+        steps::SOURCE,
+        "count",
+        vec![Value::from(0i64)],
+        vec![Value::from(steps::count(0).unwrap())],
+    );
 }
 
 #[test]
@@ -268,6 +363,14 @@ fn huge_usize_n_steps_is_too_many_steps_for_the_sequence() {
     assert_eq!((sequence.as_str(), *length), ("u", 3));
     assert!(!e.to_string().contains(">= 0"), "{e}");
     assert_names(&e, &["u"], &["3 rows", &i64::MAX.to_string()]);
+    // The evaluator takes a usize as a 0-d i64: usize::MAX saturated to i64::MAX.
+    let msg = evaluator_rejects(
+        steps::SOURCE,
+        "take_usize",
+        vec![Value::from(u), Value::from(i64::MAX)],
+        &["`u`", "3 rows", &i64::MAX.to_string()],
+    );
+    assert!(!msg.contains("negative"), "{msg}");
 }
 
 #[test]
@@ -279,6 +382,12 @@ fn n_steps_too_large_for_an_output_buffer() {
     assert!(
         msg.contains(&i64::MAX.to_string()) || msg.contains(&(1u64 << 63).to_string()),
         "the message should name the size: {msg}"
+    );
+    evaluator_rejects(
+        steps::SOURCE,
+        "count",
+        vec![Value::from(i64::MAX)],
+        &[&i64::MAX.to_string()],
     );
 }
 
@@ -299,6 +408,12 @@ fn sitsot_step_result_that_cannot_broadcast_with_the_state() {
         }
     );
     assert_names(&e, &["x_tm1 + v"], &["[3]", "[4]"]);
+    evaluator_rejects(
+        states::SOURCE,
+        "grow",
+        vec![Value::from(x0), Value::from(v), Value::from(2i64)],
+        &["`x_tm1 + v`", "[3]", "[4]"],
+    );
 }
 
 #[test]
@@ -319,8 +434,28 @@ fn sitsot_step_result_broadcast_to_another_shape_than_the_state() {
         }
     );
     assert_names(&e, &[], &["x0", "x_tm1 + v", "[1]", "[3]"]);
+    evaluator_rejects(
+        states::SOURCE,
+        "grow",
+        vec![
+            Value::from(x0.clone()),
+            Value::from(v.clone()),
+            Value::from(2i64),
+        ],
+        &["x0", "[1]", "[3]"],
+    );
     // With 0 steps the step never runs: no error.
     assert_eq!(states::grow(x0.view(), v.view(), 0).unwrap().dim(), (0, 1));
+    second_opinion(
+        states::SOURCE,
+        "grow",
+        vec![
+            Value::from(x0.clone()),
+            Value::from(v.clone()),
+            Value::from(0i64),
+        ],
+        vec![Value::from(states::grow(x0.view(), v.view(), 0).unwrap())],
+    );
 }
 
 #[test]
@@ -328,6 +463,12 @@ fn mitsot_initial_state_with_fewer_rows_than_its_taps_need() {
     assert_eq!(
         states::fib(array![0, 1].view(), 4).unwrap().to_vec(),
         vec![1, 2, 3, 5]
+    );
+    second_opinion(
+        states::SOURCE,
+        "fib",
+        vec![Value::from(array![0i64, 1]), Value::from(4i64)],
+        vec![Value::from(states::fib(array![0, 1].view(), 4).unwrap())],
     );
     let e = expect_err("fib(x0 of 1 row, taps [-2, -1])", || {
         states::fib(array![1].view(), 3)
@@ -342,6 +483,12 @@ fn mitsot_initial_state_with_fewer_rows_than_its_taps_need() {
         }
     );
     assert_names(&e, &[], &["`x0`", "1 row", "need 2", "[-2, -1]"]);
+    evaluator_rejects(
+        states::SOURCE,
+        "fib",
+        vec![Value::from(array![1i64]), Value::from(3i64)],
+        &["`x0`", "1 row", "[-2, -1]", "2"],
+    );
 }
 
 #[test]
@@ -364,6 +511,12 @@ fn mitsot_step_result_with_another_row_shape() {
     assert_eq!(expected, &vec![3]);
     assert_eq!(found, &vec![4]);
     assert_names(&e, &[], &["x0", "[3]", "[4]"]);
+    evaluator_rejects(
+        states::SOURCE,
+        "fib_rows",
+        vec![Value::from(x0), Value::from(v), Value::from(2i64)],
+        &["x0", "[3]", "[4]"],
+    );
 }
 
 #[test]
@@ -371,6 +524,12 @@ fn nitsot_step_result_whose_shape_changes_between_steps() {
     assert_eq!(
         states::ranges(array![2, 2].view()).unwrap(),
         array![[0, 1], [0, 1]]
+    );
+    second_opinion(
+        states::SOURCE,
+        "ranges",
+        vec![Value::from(array![2i64, 2])],
+        vec![Value::from(states::ranges(array![2, 2].view()).unwrap())],
     );
     let e = expect_err("ranges([1, 2])", || states::ranges(array![1, 2].view()));
     assert_eq!(
@@ -383,6 +542,12 @@ fn nitsot_step_result_whose_shape_changes_between_steps() {
         }
     );
     assert_names(&e, &["arange(i)"], &["output 0", "[1]", "[2]"]);
+    evaluator_rejects(
+        states::SOURCE,
+        "ranges",
+        vec![Value::from(array![1i64, 2])],
+        &["[1]", "[2]"],
+    );
 }
 
 // --- operations -------------------------------------------------------------------------
@@ -403,6 +568,12 @@ fn dot_mismatch_inside_a_step() {
         }
     );
     assert_names(&e, &["h.dot(w)"], &["[3]", "[4, 5]", "3 and 4"]);
+    evaluator_rejects(
+        ops::SOURCE,
+        "project",
+        vec![Value::from(h0), Value::from(w), Value::from(2i64)],
+        &["`h.dot(w)`", "[3]", "[4, 5]"],
+    );
 }
 
 #[test]
@@ -419,6 +590,12 @@ fn dot_mismatch_outside_a_scan() {
         }
     );
     assert_names(&e, &["a.dot(b)"], &["[2, 3]", "[4, 5]", "3 and 4"]);
+    evaluator_rejects(
+        ops::SOURCE,
+        "matmul",
+        vec![Value::from(a), Value::from(b)],
+        &["`a.dot(b)`", "[2, 3]", "[4, 5]"],
+    );
 }
 
 #[test]
@@ -434,6 +611,12 @@ fn elementwise_broadcast_mismatch() {
         }
     );
     assert_names(&e, &["a + b"], &["[2, 3]", "[4]"]);
+    evaluator_rejects(
+        ops::SOURCE,
+        "add",
+        vec![Value::from(a), Value::from(b)],
+        &["`a + b`", "[2, 3]", "[4]"],
+    );
 }
 
 #[test]
@@ -444,6 +627,14 @@ fn index_out_of_bounds_inside_a_step() {
             .unwrap()
             .to_vec(),
         vec![10.0, 30.0, 30.0]
+    );
+    second_opinion(
+        ops::SOURCE,
+        "pick",
+        vec![Value::from(w.clone()), Value::from(array![0i64, -1, 2])],
+        vec![Value::from(
+            ops::pick(w.view(), array![0, -1, 2].view()).unwrap(),
+        )],
     );
     let e = expect_err("pick(w of 3, i = 5)", || {
         ops::pick(w.view(), array![0, 5].view())
@@ -457,6 +648,12 @@ fn index_out_of_bounds_inside_a_step() {
         }
     );
     assert_names(&e, &["w[i]"], &["5", "length 3"]);
+    evaluator_rejects(
+        ops::SOURCE,
+        "pick",
+        vec![Value::from(w.clone()), Value::from(array![0i64, 5])],
+        &["`w[i]`", "5", "3"],
+    );
     let e = expect_err("pick(w of 3, i = -4)", || {
         ops::pick(w.view(), array![-4].view())
     });
@@ -468,6 +665,12 @@ fn index_out_of_bounds_inside_a_step() {
             length: 3,
         }
     );
+    evaluator_rejects(
+        ops::SOURCE,
+        "pick",
+        vec![Value::from(w), Value::from(array![-4i64])],
+        &["`w[i]`", "-4", "3"],
+    );
 }
 
 #[test]
@@ -476,6 +679,12 @@ fn last_row_of_a_scan_of_zero_steps() {
     assert_eq!(
         ops::power(a.view(), 2).unwrap().to_vec(),
         vec![1.0, 4.0, 9.0]
+    );
+    second_opinion(
+        ops::SOURCE,
+        "power",
+        vec![Value::from(a.clone()), Value::from(2i64)],
+        vec![Value::from(ops::power(a.view(), 2).unwrap())],
     );
     let e = expect_err("power(a, k = 0)", || ops::power(a.view(), 0));
     assert_eq!(
@@ -487,6 +696,12 @@ fn last_row_of_a_scan_of_zero_steps() {
         }
     );
     assert_names(&e, &["result[-1]"], &["-1", "length 0"]);
+    evaluator_rejects(
+        ops::SOURCE,
+        "power",
+        vec![Value::from(a), Value::from(0i64)],
+        &["`result[-1]`", "-1", "0"],
+    );
 }
 
 // --- messages ---------------------------------------------------------------------------

@@ -74,7 +74,25 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
         };
         quote!(#ident: #ty)
     });
-    let result_types: Vec<TokenStream> = f.results.iter().map(|t| owned_type(*t)).collect();
+    // `Array0<T>` results are 0-d arrays; everything of rank 0 is a scalar inside.
+    let as_array0: Vec<bool> = def
+        .results
+        .iter()
+        .map(|r| r.ty.rank == 0 && r.kind == ParamKind::View)
+        .collect();
+    let result_types: Vec<TokenStream> = f
+        .results
+        .iter()
+        .zip(&as_array0)
+        .map(|(t, &array0)| {
+            if array0 {
+                let s = scalar_type(t.dtype);
+                quote!(#nd::Array0<#s>)
+            } else {
+                owned_type(*t)
+            }
+        })
+        .collect();
     let result_type = if f.tuple_result {
         quote!((#(#result_types,)*))
     } else {
@@ -96,7 +114,19 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
         .collect();
     let code = graph::emit(&f.graph, "__scan_", &inputs);
     let (setup, body) = (&code.setup, &code.body);
-    let values: Vec<TokenStream> = code.outputs.iter().map(|r| r.owned()).collect();
+    let values: Vec<TokenStream> = code
+        .outputs
+        .iter()
+        .zip(&as_array0)
+        .map(|(r, &array0)| {
+            let v = r.owned();
+            if array0 {
+                quote!(#nd::arr0(#v))
+            } else {
+                v
+            }
+        })
+        .collect();
     let ret = if f.tuple_result {
         quote!((#(#values,)*))
     } else {

@@ -151,6 +151,16 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         };
         states.push(state);
     }
+    // Room for every step up front: a count too large to hold is an error, as in the
+    // generated code, rather than a loop that runs until memory is exhausted.
+    for (state, output) in states.iter_mut().zip(&op.outputs) {
+        state.history.try_reserve_exact(n_steps).map_err(|_| {
+            format!(
+                "{who}: n_steps = {n_steps} is too many steps to hold output `{}`",
+                output.label
+            )
+        })?;
+    }
 
     let first_non_sequence = op.first_non_sequence_input();
     let non_sequences = &inputs[first_non_sequence..first_non_sequence + op.non_sequences.len()];

@@ -162,7 +162,8 @@ impl Lowerer<'_> {
         let t = self.ty(x);
         let dtype = match op {
             ReduceOp::Mean => t.dtype.to_float(),
-            ReduceOp::Sum if t.dtype == DType::Bool => DType::I64,
+            // numpy accumulates small integers (and bools) in int64.
+            ReduceOp::Sum if matches!(t.dtype, DType::Bool | DType::I32) => DType::I64,
             _ if t.dtype == DType::Bool => {
                 self.diag.error(
                     e.span,
