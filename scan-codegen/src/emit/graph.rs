@@ -286,7 +286,7 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
             }
             Op::Scan(op) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
-                let code = super::scan::emit(op, &args, &format!("{prefix}{}_", id.0), label);
+                let code = super::scan::emit(op, &args, &format!("{prefix}{}_", id.0));
                 setup.extend(code.setup);
                 body.extend(code.body);
                 scan_outputs.insert(id, code.outputs);

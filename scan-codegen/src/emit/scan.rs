@@ -18,7 +18,7 @@ fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usiz
     quote!(#nd::Dim([#lead, #(#axes),*]))
 }
 
-pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
+pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
     let rt = rt();
     let nd = nd();
     let mut setup = TokenStream::new();
@@ -223,7 +223,6 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, label: &str) -> Code {
     } else {
         TokenStream::new()
     };
-    let _ = label;
     body.extend(quote! {
         let mut #done: usize = #n;
         for #t in 0..#n {

@@ -298,12 +298,25 @@ impl Lowerer<'_> {
 
     /// Adds a node to the current graph, typed, spanned and labelled from `e`.
     fn add(&mut self, op: Op, inputs: Vec<NodeId>, ty: Type, e: &crate::ast::Expr) -> NodeId {
+        self.add_at(op, inputs, ty, e.span, &e.label)
+    }
+
+    /// Adds a node that stands for no single expression (a scan and its results).
+    fn add_at(
+        &mut self,
+        op: Op,
+        inputs: Vec<NodeId>,
+        ty: Type,
+        span: proc_macro2::Span,
+        label: &str,
+    ) -> NodeId {
+        let label = label.to_string();
         self.graph().add(ir::Node {
             op,
             inputs,
             ty,
-            span: e.span,
-            label: e.label.clone(),
+            span,
+            label,
         })
     }
 }

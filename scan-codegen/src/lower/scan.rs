@@ -207,8 +207,14 @@ impl Lowerer<'_> {
         }
         self.statements(&call.step.body);
         let step_result = self.step_result(&call.step.body.result);
+        // Results are fitted to their outputs while the step's frame is still open, so
+        // casts land in the step's graph.
+        let fitted = step_result.and_then(|(returned, until)| {
+            self.fit_step_results(call, returned, &rows, &mut outputs, &mut ok)
+                .map(|results| (results, until))
+        });
         let frame = self.frames.pop().expect("step frame");
-        let (returned, until) = step_result?;
+        let (mut results, until) = fitted?;
         let mut step = frame.graph;
         for (outer, name) in &frame.captures {
             outer_inputs.push(*outer);
@@ -222,59 +228,7 @@ impl Lowerer<'_> {
         } else if let Some(None) = n_steps {
             ok = false;
         }
-
-        // Step results against outputs_info.
-        if call.outputs_info.is_none() {
-            for (i, (_, e)) in returned.iter().enumerate() {
-                outputs.push(Output {
-                    taps: Vec::new(),
-                    label: format!("output {i}"),
-                    span: e.span,
-                });
-                rows.push(None);
-            }
-        } else if !rules::output_count(
-            outputs.len(),
-            returned.len(),
-            call.step.body.result.span,
-            self.diag,
-        ) {
-            return None;
-        }
-        let mut results = Vec::new();
-        let mut result_types = Vec::new();
-        for (i, ((v, e), row)) in returned.iter().zip(&rows).enumerate() {
-            let found = step.ty(v.id);
-            let id = match row {
-                None => v.id,
-                Some((row, label)) => {
-                    match rules::step_result(i, label, *row, found, v.weak, e.span, self.diag) {
-                        rules::ResultFit::Same => v.id,
-                        rules::ResultFit::Upcast(d) => step.add(crate::ir::Node {
-                            op: if let Op::Const(l) = step.node(v.id).op {
-                                Op::Const(super::expr::convert(l, d))
-                            } else {
-                                Op::Cast
-                            },
-                            inputs: if matches!(step.node(v.id).op, Op::Const(_)) {
-                                vec![]
-                            } else {
-                                vec![v.id]
-                            },
-                            ty: found.with_dtype(d),
-                            span: e.span,
-                            label: e.label.clone(),
-                        }),
-                        rules::ResultFit::Mismatch => {
-                            ok = false;
-                            v.id
-                        }
-                    }
-                }
-            };
-            result_types.push(step.ty(id));
-            results.push(id);
-        }
+        let result_types: Vec<Type> = results.iter().map(|id| step.ty(*id)).collect();
         if let Some(cond) = until {
             results.push(cond);
         }
@@ -297,37 +251,35 @@ impl Lowerer<'_> {
             .name
             .clone()
             .unwrap_or_else(|| call.kind.name().to_string());
-        let scan_expr = Expr {
-            kind: ExprKind::Tuple(Vec::new()),
-            span: call.span,
-            label,
-        };
-        let scan = self.add(
+        let scan = self.add_at(
             Op::Scan(Box::new(op)),
             outer_inputs,
             Type::scalar(DType::Bool),
-            &scan_expr,
+            call.span,
+            &label,
         );
         let mut values = Vec::new();
         for (i, t) in result_types.iter().enumerate() {
-            let all = self.add(
+            let all = self.add_at(
                 Op::ScanOutput { index: i },
                 vec![scan],
                 t.with_rank(t.rank + 1),
-                &scan_expr,
+                call.span,
+                &label,
             );
             let id = match call.kind {
                 ScanKind::Reduce | ScanKind::Foldl | ScanKind::Foldr => {
                     let last =
                         self.graph()
                             .add_const(Literal::Int(-1), DType::I64, call.span, "-1");
-                    self.add(
+                    self.add_at(
                         Op::Subtensor {
                             path: vec![PathStep::Index],
                         },
                         vec![all, last],
                         *t,
-                        &scan_expr,
+                        call.span,
+                        &format!("{label} result"),
                     )
                 }
                 ScanKind::Scan | ScanKind::Map => all,
@@ -338,6 +290,54 @@ impl Lowerer<'_> {
             [one] => Lowered::Single(*one),
             _ => Lowered::Tuple(values),
         })
+    }
+
+    /// Matches the step's returned values with `outputs_info` (every value is a map output
+    /// when it is absent): recurrent results must fit their initial state's row type, a safe
+    /// upcast is inserted. Clears `ok` on a mismatch.
+    fn fit_step_results(
+        &mut self,
+        call: &ScanCall,
+        returned: Vec<(Value, &Expr)>,
+        rows: &[Option<(Type, String)>],
+        outputs: &mut Vec<Output>,
+        ok: &mut bool,
+    ) -> Option<Vec<NodeId>> {
+        if call.outputs_info.is_none() {
+            for (i, (_, e)) in returned.iter().enumerate() {
+                outputs.push(Output {
+                    taps: Vec::new(),
+                    label: format!("output {i}"),
+                    span: e.span,
+                });
+            }
+        } else if !rules::output_count(
+            outputs.len(),
+            returned.len(),
+            call.step.body.result.span,
+            self.diag,
+        ) {
+            return None;
+        }
+        let mut results = Vec::new();
+        for (i, (v, e)) in returned.iter().enumerate() {
+            let id = match rows.get(i).and_then(|r| r.as_ref()) {
+                None => v.id,
+                Some((row, label)) => {
+                    let found = self.ty(*v);
+                    match rules::step_result(i, label, *row, found, v.weak, e.span, self.diag) {
+                        rules::ResultFit::Same => v.id,
+                        rules::ResultFit::Upcast(d) => self.cast(*v, d, e),
+                        rules::ResultFit::Mismatch => {
+                            *ok = false;
+                            v.id
+                        }
+                    }
+                }
+            };
+            results.push(id);
+        }
+        Some(results)
     }
 
     /// The step's returned values (with their expressions) and its `until` condition.
