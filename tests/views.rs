@@ -730,3 +730,38 @@ fn until_with_a_mitsot_output() {
         vec![Value::from(got)],
     );
 }
+
+mod returned_twice {
+    scan_tests::program! {
+        /// The same scan output returned several times, beside views of it: every result
+        /// is its own array (the buffer is moved out only by its last use).
+        pub fn twice(v: ArrayView1<f64>) -> Result<(Array2<f64>, Array1<f64>, Array2<f64>, f64)> {
+            let rows = scan(|x, acc| acc + x, sequences = v, outputs_info = zeros_like(v));
+            let doubled = rows * 2.0;
+            Ok((rows, rows[-1], rows, doubled.sum()))
+        }
+    }
+}
+
+#[test]
+fn a_result_returned_twice_beside_its_views() {
+    let v = array![1.0, 2.0];
+    let (a, last, b, total) = returned_twice::twice(v.view()).unwrap();
+    // Each step adds the scalar x to every element of the running vector.
+    let expected = array![[1.0, 1.0], [3.0, 3.0]];
+    assert_eq!(a, expected);
+    assert_eq!(b, expected);
+    assert_eq!(last, array![3.0, 3.0]);
+    assert_eq!(total, 16.0);
+    second_opinion(
+        returned_twice::SOURCE,
+        "twice",
+        vec![Value::from(v)],
+        vec![
+            Value::from(a),
+            Value::from(last),
+            Value::from(b),
+            Value::from(total),
+        ],
+    );
+}

@@ -21,6 +21,13 @@ pub enum Repr {
     Scalar(Ident),
     Buffer(Ident),
     View(Ident),
+    /// Rows `start..start + done` of a scan's output buffer: a view while the function
+    /// runs, the buffer itself (no copy) when it is returned.
+    Rows {
+        buf: Ident,
+        start: usize,
+        done: Ident,
+    },
 }
 
 impl Repr {
@@ -32,15 +39,20 @@ impl Repr {
                 quote!(#nd::aview0(&#i))
             }
             Repr::Buffer(i) | Repr::View(i) => quote!(#i.view()),
+            Repr::Rows { buf, start, done } => {
+                let nd = nd();
+                quote!(#buf.slice_axis(#nd::Axis(0), #nd::Slice::from(#start..#start + #done)))
+            }
         }
     }
 
     pub fn scalar(&self) -> TokenStream {
         match self {
             Repr::Scalar(i) => quote!(#i),
-            Repr::Buffer(i) | Repr::View(i) => {
+            other => {
                 let rt = rt();
-                quote!(#rt::kernels::scalar(#i.view()))
+                let v = other.view();
+                quote!(#rt::kernels::scalar(#v))
             }
         }
     }
@@ -49,7 +61,34 @@ impl Repr {
     pub fn owned(&self) -> TokenStream {
         match self {
             Repr::Scalar(i) => quote!(#i),
-            Repr::Buffer(i) | Repr::View(i) => quote!(#i.to_owned()),
+            other => {
+                let v = other.view();
+                quote!(#v.to_owned())
+            }
+        }
+    }
+
+    /// The buffer that holds the value, if it owns one.
+    pub fn buffer(&self) -> Option<&Ident> {
+        match self {
+            Repr::Buffer(b) | Repr::Rows { buf: b, .. } => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The value handed back by moving its buffer (no copy); the buffer is gone after.
+    pub fn moved(&self) -> TokenStream {
+        match self {
+            Repr::Buffer(b) => quote!(#b),
+            Repr::Rows { buf, start, done } => {
+                let nd = nd();
+                quote!({
+                    let mut __rows = #buf;
+                    __rows.slice_axis_inplace(#nd::Axis(0), #nd::Slice::from(#start..#start + #done));
+                    __rows
+                })
+            }
+            other => other.owned(),
         }
     }
 

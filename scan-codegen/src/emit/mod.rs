@@ -118,8 +118,15 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
         .outputs
         .iter()
         .zip(&as_array0)
-        .map(|(r, &array0)| {
-            let v = r.owned();
+        .enumerate()
+        .map(|(i, (r, &array0))| {
+            // A buffer is moved out unless a later result still reads it (the same buffer,
+            // or a view, which may borrow any buffer); then it is copied.
+            let used_later = code.outputs[i + 1..].iter().any(|later| {
+                matches!(later, graph::Repr::View(_))
+                    || (later.buffer().is_some() && later.buffer() == r.buffer())
+            });
+            let v = if used_later { r.owned() } else { r.moved() };
             if array0 {
                 quote!(#nd::arr0(#v))
             } else {

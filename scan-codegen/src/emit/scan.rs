@@ -237,9 +237,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
     for (j, o) in op.outputs.iter().enumerate() {
         let b = buf(j);
         let depth = o.depth() as usize;
-        let out = format_ident!("{}out{}", prefix, j);
-        body.extend(quote!(let #out = #b.slice_axis(#nd::Axis(0), #nd::Slice::from(#depth..#depth + #done));));
-        outputs.push(Repr::View(out));
+        outputs.push(Repr::Rows {
+            buf: b,
+            start: depth,
+            done: done.clone(),
+        });
     }
     Code {
         setup,
