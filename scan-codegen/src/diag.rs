@@ -1,7 +1,7 @@
 //! Error collection. Every stage reports into one `Diagnostics` and keeps going where it
 //! can, so the user sees all mistakes at once; each error is spanned on the user's token.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 
 #[derive(Default)]
 pub struct Diagnostics {
@@ -33,9 +33,5 @@ impl Diagnostics {
                 Err(first)
             }
         }
-    }
-
-    pub fn to_compile_errors(error: &syn::Error) -> TokenStream {
-        error.to_compile_error()
     }
 }

@@ -144,58 +144,6 @@ pub fn select<T: Copy>(c: bool, a: T, b: T) -> T {
     }
 }
 
-/// `a < b` (false when either is NaN, as numpy).
-#[inline]
-pub fn lt<T: Element>(a: T, b: T) -> bool {
-    a < b
-}
-
-#[inline]
-pub fn le<T: Element>(a: T, b: T) -> bool {
-    a <= b
-}
-
-#[inline]
-pub fn gt<T: Element>(a: T, b: T) -> bool {
-    a > b
-}
-
-#[inline]
-pub fn ge<T: Element>(a: T, b: T) -> bool {
-    a >= b
-}
-
-#[inline]
-pub fn eq<T: Element>(a: T, b: T) -> bool {
-    a == b
-}
-
-#[inline]
-pub fn ne<T: Element>(a: T, b: T) -> bool {
-    a != b
-}
-
-/// Logical and (both operands are evaluated: they are array elements, not expressions).
-#[inline]
-pub fn and(a: bool, b: bool) -> bool {
-    a & b
-}
-
-#[inline]
-pub fn or(a: bool, b: bool) -> bool {
-    a | b
-}
-
-#[inline]
-pub fn xor(a: bool, b: bool) -> bool {
-    a ^ b
-}
-
-#[inline]
-pub fn not(a: bool) -> bool {
-    !a
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,18 +288,8 @@ mod tests {
     }
 
     #[test]
-    fn select_and_comparisons() {
+    fn select_picks_by_condition() {
         assert_eq!(select(true, 1, 2), 1);
         assert_eq!(select(false, 1.0, 2.0), 2.0);
-        assert!(lt(1, 2) && !lt(2, 2));
-        assert!(le(2, 2) && !le(3, 2));
-        assert!(gt(3.0, 2.0) && !gt(f64::NAN, 0.0));
-        assert!(ge(2i64, 2) && !ge(1i64, 2));
-        assert!(eq(true, true) && !eq(f32::NAN, f32::NAN));
-        assert!(ne(1, 2) && ne(f64::NAN, f64::NAN));
-        assert!(and(true, true) && !and(true, false));
-        assert!(or(false, true) && !or(false, false));
-        assert!(xor(true, false) && !xor(true, true));
-        assert!(not(false) && !not(true));
     }
 }

@@ -71,14 +71,6 @@ fn same_shape<D: Dimension>(have: &[usize], want: &D) -> bool {
     have.len() == want.ndim() && have.iter().enumerate().all(|(i, &n)| want[i] == n)
 }
 
-/// A buffer with every axis of length 0, to declare before a loop. Only the rank of
-/// `rank_hint` matters. A zero-size array owns no heap memory; the exception is rank 0,
-/// whose single element needs one small allocation.
-#[inline]
-pub fn empty<T: Element, D: Dimension>(rank_hint: D) -> Array<T, D> {
-    Array::from_elem(D::zeros(rank_hint.ndim()), T::default())
-}
-
 /// numpy broadcasting of `shapes` (trailing axes aligned; an axis of length 1 stretches to
 /// the other operands' length). The result has `D`'s rank (`D::NDIM`, or the largest input
 /// rank for `IxDyn`); missing leading axes count as length 1. `Err(Broadcast)` naming
@@ -121,7 +113,7 @@ fn broadcast_error(what: &str, shapes: &[&[usize]]) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{Array1, Array2, ArrayD, Ix0, Ix1, Ix2, Ix3, IxDyn};
+    use ndarray::{Array2, ArrayD, Ix0, Ix1, Ix2, Ix3, IxDyn};
 
     #[test]
     fn ensure_shape_keeps_matching_buffer() {
@@ -145,21 +137,6 @@ mod tests {
         let mut d2 = ArrayD::<bool>::from_elem(IxDyn(&[2]), true);
         ensure_shape(&mut d2, IxDyn(&[2, 1]));
         assert_eq!(d2.shape(), &[2, 1]);
-    }
-
-    #[test]
-    fn empty_is_zero_size() {
-        let e: Array2<f32> = empty(Ix2(5, 5));
-        assert_eq!(e.shape(), &[0, 0]);
-        let e1: Array1<i64> = empty(Ix1(3));
-        assert_eq!(e1.shape(), &[0]);
-        let e3 = empty::<bool, _>(Ix3(1, 2, 3));
-        assert_eq!(e3.shape(), &[0, 0, 0]);
-        let ed = empty::<f64, _>(IxDyn(&[1, 2]));
-        assert_eq!(ed.shape(), &[0, 0]);
-        let e0 = empty::<f64, _>(Ix0());
-        assert_eq!(e0.shape(), &[] as &[usize]);
-        assert_eq!(e0[()], 0.0);
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod reduce;
 pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
-pub use buffer::{broadcast_shape, empty, ensure_shape, try_ensure_shape};
+pub use buffer::{broadcast_shape, ensure_shape, try_ensure_shape};
 pub use dot::{dot_mm, dot_mv, dot_vm, dot_vv};
 pub use elementwise::{map1, map2, map3};
 pub use index::{
@@ -21,6 +21,5 @@ pub use index::{
 };
 pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
 pub use steps::{
-    check_initial_rows, check_n_steps, check_shape, check_step_shape, check_steps_available,
-    last_row, sequence_steps,
+    check_initial_rows, check_n_steps, check_step_shape, check_steps_available, sequence_steps,
 };

@@ -1,8 +1,6 @@
 //! Checks the scan loop runs before its first step, following PyTensor's rules, so a bad
 //! argument fails with a message naming it instead of an out-of-bounds read mid-loop.
 
-use ndarray::{ArrayView, Axis, RemoveAxis};
-
 use crate::error::{Error, Result};
 
 /// `(past, span)` of a tap list: the rows before step 0 the deepest past tap needs, and the
@@ -63,19 +61,6 @@ pub fn check_steps_available(
     }
 }
 
-/// `Err(ShapeMismatch)` naming `what` unless `found == expected` (initial states, ...).
-pub fn check_shape(what: &str, expected: &[usize], found: &[usize]) -> Result<()> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            what: what.to_string(),
-            expected: expected.to_vec(),
-            found: found.to_vec(),
-        })
-    }
-}
-
 /// `Err(StepResultShape)` unless a step's result has its output's row shape.
 pub fn check_step_shape(
     output: &str,
@@ -115,28 +100,9 @@ pub fn check_initial_rows(output: &str, rows: usize, taps: &[i64]) -> Result<usi
     }
 }
 
-/// The last row (axis 0) of `a`, e.g. a scan output's final state. `Err(Empty)` naming
-/// `what` when there are no rows (a scan of 0 steps).
-pub fn last_row<'a, T, D: RemoveAxis>(
-    a: ArrayView<'a, T, D>,
-    what: &str,
-) -> Result<ArrayView<'a, T, D::Smaller>> {
-    match a.shape().first() {
-        Some(&len) if len > 0 => Ok(a.index_axis_move(Axis(0), len - 1)),
-        Some(_) => Err(Error::Empty {
-            what: what.to_string(),
-        }),
-        None => Err(Error::InvalidArgument {
-            what: what.to_string(),
-            detail: "a 0-d array has no rows".to_string(),
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, Array2, ArrayD, IxDyn};
 
     #[test]
     fn sequence_steps_pytensor_rule() {
@@ -201,40 +167,6 @@ mod tests {
         );
         assert!(check_steps_available("u", 8, &[-4, 0], 5).is_err());
         assert!(check_steps_available("u", 10, &[i64::MIN, i64::MAX], usize::MAX).is_err());
-    }
-
-    #[test]
-    fn check_shape_values() {
-        check_shape("h0", &[3, 4], &[3, 4]).unwrap();
-        check_shape("s", &[], &[]).unwrap();
-        let e = check_shape("h0", &[4], &[3]).unwrap_err();
-        assert_eq!(
-            e,
-            Error::ShapeMismatch {
-                what: "h0".into(),
-                expected: vec![4],
-                found: vec![3]
-            }
-        );
-        assert_eq!(
-            e.to_string(),
-            "`h0` has shape [3] but shape [4] was expected"
-        );
-    }
-
-    #[test]
-    fn last_row_values() {
-        let a = array![[1, 2], [3, 4]];
-        assert_eq!(last_row(a.view(), "ys").unwrap(), array![3, 4]);
-        let v = array![1.0, 2.0, 3.0];
-        assert_eq!(last_row(v.view(), "ys").unwrap()[()], 3.0);
-        let e = last_row(Array2::<f64>::zeros((0, 2)).view(), "ys").unwrap_err();
-        assert_eq!(e, Error::Empty { what: "ys".into() });
-        let z = ArrayD::<f64>::zeros(IxDyn(&[]));
-        assert!(matches!(
-            last_row(z.view(), "z"),
-            Err(Error::InvalidArgument { .. })
-        ));
     }
 }
 
