@@ -1,0 +1,84 @@
+/// A MITSOT output (taps [-2, -1]) of scalars, stopped by until.
+#[allow(unused_mut, unused_variables, unused_parens, non_snake_case, clippy::all)]
+pub fn fibonacci(
+    init: ::scan_runtime::__private::ndarray::ArrayView<
+        '_,
+        i64,
+        ::scan_runtime::__private::ndarray::Ix1,
+    >,
+    limit: i64,
+) -> ::scan_runtime::Result<
+    ::scan_runtime::__private::ndarray::Array<
+        i64,
+        ::scan_runtime::__private::ndarray::Ix1,
+    >,
+> {
+    let mut __scan_3_buf0: ::scan_runtime::__private::ndarray::Array<
+        i64,
+        ::scan_runtime::__private::ndarray::Ix1,
+    > = ::core::default::Default::default();
+    let __scan_0 = init;
+    let __scan_1 = limit;
+    let __scan_2: i64 = 100i64;
+    let __scan_3_n_steps: usize = {
+        let __scan_3_n_steps = ::scan_runtime::__private::kernels::check_n_steps(
+            __scan_2,
+        )?;
+        __scan_3_n_steps
+    };
+    let __scan_3_shape0 = __scan_0.view().raw_dim();
+    ::scan_runtime::__private::kernels::check_initial_rows(
+        "init",
+        __scan_3_shape0[0],
+        &[-2i64, -1i64],
+    )?;
+    ::scan_runtime::__private::kernels::try_ensure_shape(
+        "n_steps",
+        &mut __scan_3_buf0,
+        ::scan_runtime::__private::ndarray::Dim([2usize + __scan_3_n_steps]),
+    )?;
+    __scan_3_buf0
+        .slice_axis_mut(
+            ::scan_runtime::__private::ndarray::Axis(0),
+            ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
+        )
+        .assign(
+            &__scan_0
+                .view()
+                .slice_axis(
+                    ::scan_runtime::__private::ndarray::Axis(0),
+                    ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
+                ),
+        );
+    let mut __scan_3_done: usize = __scan_3_n_steps;
+    for __scan_3_t in 0..__scan_3_n_steps {
+        let __scan_3_0 = __scan_3_buf0[__scan_3_t + 0usize];
+        let __scan_3_1 = __scan_3_buf0[__scan_3_t + 1usize];
+        let __scan_3_2 = __scan_1;
+        let __scan_3_3: i64 = ::scan_runtime::__private::math::add(
+            __scan_3_0,
+            __scan_3_1,
+        );
+        let __scan_3_4: i64 = ::scan_runtime::__private::math::add(
+            __scan_3_0,
+            __scan_3_1,
+        );
+        let __scan_3_5: bool = (__scan_3_4 > __scan_3_2);
+        __scan_3_buf0[__scan_3_t + 2usize] = __scan_3_3;
+        if __scan_3_5 {
+            __scan_3_done = __scan_3_t + 1;
+            break;
+        }
+    }
+    ::core::result::Result::Ok({
+        let mut __rows = __scan_3_buf0;
+        __rows
+            .slice_axis_inplace(
+                ::scan_runtime::__private::ndarray::Axis(0),
+                ::scan_runtime::__private::ndarray::Slice::from(
+                    2usize..2usize + __scan_3_done,
+                ),
+            );
+        __rows
+    })
+}
