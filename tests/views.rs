@@ -765,3 +765,30 @@ fn a_result_returned_twice_beside_its_views() {
         ],
     );
 }
+
+mod annotated {
+    scan_tests::program! {
+        /// Step arguments may carry their types, as documentation the compiler checks.
+        pub fn row_sums(m: ArrayView2<f64>) -> Result<Array1<f64>> {
+            let out = scan(
+                |row: ArrayView1<f64>, acc: f64| acc + row.sum(),
+                sequences = m,
+                outputs_info = 0.0,
+            );
+            Ok(out)
+        }
+    }
+}
+
+#[test]
+fn step_arguments_may_be_annotated() {
+    let m = array![[1.0, 2.0], [3.0, 4.0]];
+    let got = annotated::row_sums(m.view()).unwrap();
+    assert_eq!(got.to_vec(), vec![3.0, 10.0]);
+    second_opinion(
+        annotated::SOURCE,
+        "row_sums",
+        vec![Value::from(m)],
+        vec![Value::from(got)],
+    );
+}

@@ -138,6 +138,8 @@ pub enum OutputInfo {
 
 pub struct StepFn {
     pub params: Vec<syn::Ident>,
+    /// A type the user wrote on a parameter (`|x: ArrayView1<f64>|`), checked, not needed.
+    pub annotations: Vec<Option<TypeDef>>,
     pub params_span: Span,
     pub body: Block,
 }

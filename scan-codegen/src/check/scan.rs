@@ -91,6 +91,23 @@ pub fn step_arguments(
     false
 }
 
+/// A type written on a step argument agrees with what scan passes there.
+pub fn step_argument_type(
+    param: &syn::Ident,
+    declared: Type,
+    passed: Type,
+    diag: &mut Diagnostics,
+) {
+    if declared != passed {
+        diag.error(
+            param.span(),
+            format!(
+                "step argument `{param}` is declared a {declared} but scan passes a {passed} here"
+            ),
+        );
+    }
+}
+
 /// What to do with a recurrent output's step result against its initial state's row type.
 pub enum ResultFit {
     Same,

@@ -197,7 +197,11 @@ impl Lowerer<'_> {
         ok &= arguments_ok;
         self.frames.push(Frame::new(call.strict));
         for (k, param) in call.step.params.iter().enumerate() {
-            match step_inputs.get(k).and_then(|i| i.ty.map(|ty| (ty, i.weak))) {
+            let input = step_inputs.get(k).and_then(|i| i.ty.map(|ty| (ty, i.weak)));
+            if let (Some((ty, _)), Some(Some(declared))) = (input, call.step.annotations.get(k)) {
+                rules::step_argument_type(param, declared.ty, ty, self.diag);
+            }
+            match input {
                 Some((ty, weak)) if arguments_ok => {
                     let id = self.graph().add_input(&param.to_string(), ty, param.span());
                     self.bind(param, Value { id, weak });

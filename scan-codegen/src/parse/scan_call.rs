@@ -239,16 +239,21 @@ fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
         return None;
     };
     let mut params = Vec::new();
+    let mut annotations = Vec::new();
     for p in &c.inputs {
-        let p = match p {
-            syn::Pat::Type(t) => &*t.pat,
-            other => other,
+        let (p, annotation) = match p {
+            syn::Pat::Type(t) => (&*t.pat, super::types::param_type(&t.ty, diag)),
+            other => (other, None),
         };
         match p {
             syn::Pat::Ident(i) => params.push(i.ident.clone()),
             syn::Pat::Wild(w) => params.push(syn::Ident::new("_", w.span())),
-            other => diag.error(other.span(), "expected a parameter name"),
+            other => {
+                diag.error(other.span(), "expected a parameter name");
+                continue;
+            }
         }
+        annotations.push(annotation);
     }
     let params_span = if c.inputs.is_empty() {
         c.or1_token.span()
@@ -264,6 +269,7 @@ fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
     };
     Some(StepFn {
         params,
+        annotations,
         params_span,
         body,
     })
