@@ -1,29 +1,35 @@
-//! Runtime of the `scan` compiler.
+//! `scan`: PyTensor-style scan loops compiled ahead of time, and the runtime they call.
 //!
-//! The [`scan!`](scan) macro turns a PyTensor-style `scan` loop into plain Rust that calls
-//! the kernels of this crate. A user needs only the prelude:
-//!
-//! ```
-//! use scan_runtime::prelude::*;
-//! ```
-//!
-//! which brings the macro, the [`Error`]/[`Result`] types every generated function returns,
-//! and the ndarray types its signatures use. Errors are values with a one-sentence message:
+//! The [`scan!`](scan) macro turns a `scan` loop into plain Rust that calls the kernels of
+//! this crate; a user depends on this crate alone and needs only the prelude:
 //!
 //! ```
 //! use scan_runtime::prelude::*;
 //!
-//! fn first_state(h0: ArrayView1<f64>) -> Result<f64> {
-//!     h0.first().copied().ok_or_else(|| Error::Empty { what: "h0".into() })
+//! scan! {
+//!     /// Fibonacci: an output with taps [-2, -1], stopped by `until`, bounded by n_steps.
+//!     pub fn fibonacci(init: ArrayView1<i64>, limit: i64) -> Result<Array1<i64>> {
+//!         let f = scan(
+//!             |a, b, limit| (a + b, until(a + b > limit)),
+//!             outputs_info = taps(init, [-2, -1]),
+//!             non_sequences = limit,
+//!             n_steps = 100,
+//!         );
+//!         Ok(f)
+//!     }
 //! }
 //!
-//! let err = first_state(Array1::zeros(0).view()).unwrap_err();
+//! assert_eq!(fibonacci(array![0, 1].view(), 20)?.to_vec(), vec![1, 2, 3, 5, 8, 13, 21]);
+//! // Sizes only known at run time are errors, never panics.
+//! let err = fibonacci(array![1].view(), 20).unwrap_err();
 //! assert_eq!(
 //!     err.to_string(),
-//!     "`h0` got an empty array, which has no element or row to take"
+//!     "initial state `init` has 1 row but taps [-2, -1] need 2 (init[0] is output[t-2])"
 //! );
-//! assert_eq!(first_state(array![2.0, 3.0].view()), Ok(2.0));
+//! # Ok::<(), scan_runtime::Error>(())
 //! ```
+//!
+//! docs/SEMANTICS.md in the repository lists the language and every rule of the loop.
 //!
 //! Design rules the kernels follow:
 //! - no panic on user data: every size problem (bad broadcast, short sequence, index out of
