@@ -9,13 +9,27 @@ use quote::{format_ident, quote};
 
 use super::graph::{self, Code, Input, Repr};
 use super::{nd, owned_type, rt};
-use crate::ir::{OutputKind, ScanOp};
+use crate::ir::{NodeId, Op, OutputKind, ScanOp};
 
 /// `Dim([lead, s[skip], s[skip+1], ..])` with `rest` trailing axes taken from shape `s`.
 fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usize) -> TokenStream {
     let nd = nd();
     let axes = (skip..skip + rest).map(|i| quote!(#shape[#i]));
     quote!(#nd::Dim([#lead, #(#axes),*]))
+}
+
+/// Whether step value `id` is a view into output `j`'s buffer: one of its tap inputs, or
+/// an indexing or transpose of one.
+fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
+    let node = op.step.node(id);
+    match node.op {
+        Op::Input { index, .. } => {
+            let first = op.first_output_tap_input(j);
+            (first..first + op.outputs[j].taps.len()).contains(&index)
+        }
+        Op::Subtensor { .. } | Op::Transpose => views_own_taps(op, j, node.inputs[0]),
+        _ => false,
+    }
 }
 
 pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
@@ -181,9 +195,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
             writes.extend(quote!(#b[#t + #depth] = #v;));
             continue;
         }
-        // A view result may alias this output's buffer (a step returning its own tap):
-        // copy it out first.
-        let res_view = if let Repr::View(_) = res {
+        // A result that is a view into this output's own buffer (a step returning one of
+        // its taps, or a slice of one) cannot be written into that buffer while borrowed
+        // from it: copy it out first. Other views are written directly.
+        let res_view = if views_own_taps(op, j, op.step.outputs[j]) {
             let m = format_ident!("{}copy{}", prefix, j);
             let owned_row = owned_type(row);
             setup.extend(quote!(let mut #m: #owned_row = ::core::default::Default::default();));
