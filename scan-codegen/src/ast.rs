@@ -7,6 +7,8 @@ use crate::ir::Type;
 
 pub struct Program {
     pub functions: Vec<FnDef>,
+    /// Which rewrites run (`#![rewrites(..)]`; all by default).
+    pub rewrites: crate::rewrite::Config,
 }
 
 pub struct FnDef {

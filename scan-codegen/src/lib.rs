@@ -2,7 +2,7 @@
 //!
 //! The pipeline, one module per stage: [`parse`] (syn -> surface [`ast`] with spans),
 //! [`lower`] (AST -> typed scan-graph [`ir`], calling the rules in [`check`] as it goes),
-//! [`emit`] (IR -> tokens that call scan-runtime). Errors are collected in a
+//! [`rewrite`] (passes over the IR), [`emit`] (IR -> tokens that call scan-runtime). Errors are collected in a
 //! [`diag::Diagnostics`] and reported together. The proc macro (scan-macros) and the tests
 //! are thin doors into [`expand`] and [`compile_to_ir`].
 
@@ -13,20 +13,22 @@ pub mod emit;
 pub mod ir;
 pub mod lower;
 pub mod parse;
+pub mod rewrite;
 
 #[cfg(feature = "evaluator")]
 pub mod eval;
 
 use proc_macro2::TokenStream;
 
-/// Front end: tokens -> checked IR functions, or every error found.
-pub fn front_end(tokens: TokenStream) -> Result<Vec<ir::Function>, syn::Error> {
+/// Front end: tokens -> checked IR functions (before any rewrite) and the block's
+/// `#![rewrites(..)]` setting, or every error found.
+pub fn front_end(tokens: TokenStream) -> Result<(Vec<ir::Function>, rewrite::Config), syn::Error> {
     let items: parse::Items = syn::parse2(tokens)?;
     let mut diag = diag::Diagnostics::default();
     let program = parse::program(&items, &mut diag);
     let functions = lower::program(&program, &mut diag);
     diag.into_result()?;
-    Ok(functions)
+    Ok((functions, program.rewrites))
 }
 
 /// The whole compiler: `scan!` tokens in, Rust items out. On errors, the output holds the
@@ -39,9 +41,14 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
     };
     let mut diag = diag::Diagnostics::default();
     let program = parse::program(&items, &mut diag);
-    let functions = lower::program(&program, &mut diag);
+    let mut functions = lower::program(&program, &mut diag);
     match diag.into_result() {
-        Ok(()) => emit::program(&program, &functions),
+        Ok(()) => {
+            for f in &mut functions {
+                rewrite::run(f, &program.rewrites);
+            }
+            emit::program(&program, &functions)
+        }
         Err(e) => {
             let mut out = e.to_compile_error();
             out.extend(emit::stubs(&items));
@@ -50,15 +57,29 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
     }
 }
 
-/// Source text -> checked IR (for the evaluator and tests).
+/// Source text -> checked IR, before any rewrite (the reference for the evaluator).
 pub fn compile_to_ir(source: &str) -> Result<Vec<ir::Function>, String> {
+    Ok(compile_with(source, &rewrite::Config::none())?.0)
+}
+
+/// Source text -> IR after the rewrites `config` enables (the source's own
+/// `#![rewrites(..)]` is ignored), with what fired.
+pub fn compile_with(
+    source: &str,
+    config: &rewrite::Config,
+) -> Result<(Vec<ir::Function>, Vec<rewrite::Fired>), String> {
     let tokens: TokenStream = source.parse().map_err(|e| format!("{e}"))?;
-    front_end(tokens).map_err(|e| {
+    let (mut functions, _) = front_end(tokens).map_err(|e| {
         e.into_iter()
             .map(|e| e.to_string())
             .collect::<Vec<_>>()
             .join("\n")
-    })
+    })?;
+    let mut fired = Vec::new();
+    for f in &mut functions {
+        fired.extend(rewrite::run(f, config));
+    }
+    Ok((functions, fired))
 }
 
 /// The generated code for `source`, pretty-printed (expansion snapshots, debugging).
@@ -70,10 +91,26 @@ pub fn expand_to_string(source: &str) -> Result<String, String> {
 }
 
 /// The IR of every function in `source`, printed with each scan's taps and output kinds
-/// (PyTensor's `debugprint(print_op_info=True)`).
+/// (PyTensor's `debugprint(print_op_info=True)`): before the rewrites, the rewrites that
+/// fired in order, and after them (as the source's `#![rewrites(..)]` says).
 pub fn explain(source: &str) -> Result<String, String> {
-    Ok(compile_to_ir(source)?
-        .iter()
-        .map(ir::print::function)
-        .collect())
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e}"))?;
+    let (functions, config) = front_end(tokens).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    for f in functions {
+        let mut after = f.clone();
+        let fired = rewrite::run(&mut after, &config);
+        out.push_str("-- before rewrites\n");
+        out.push_str(&ir::print::function(&f));
+        out.push_str("-- rewrites fired\n");
+        if fired.is_empty() {
+            out.push_str("  (none)\n");
+        }
+        for line in &fired {
+            out.push_str(&format!("  {line}\n"));
+        }
+        out.push_str("-- after rewrites\n");
+        out.push_str(&ir::print::function(&after));
+    }
+    Ok(out)
 }

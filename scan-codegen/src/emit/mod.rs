@@ -155,7 +155,7 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
 /// crate does not compile), so the user's other code still type-checks against it.
 pub fn stubs(items: &Items) -> TokenStream {
     items
-        .0
+        .fns
         .iter()
         .map(|f| {
             let attrs = &f.attrs;

@@ -9,7 +9,7 @@ use quote::{format_ident, quote};
 
 use super::graph::{self, Code, Input, Repr};
 use super::{nd, owned_type, rt};
-use crate::ir::{NodeId, Op, OutputKind, ScanOp};
+use crate::ir::{NodeId, Op, Output, OutputKind, ScanOp};
 
 /// `Dim([lead, s[skip], s[skip+1], ..])` with `rest` trailing axes taken from shape `s`.
 fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usize) -> TokenStream {
@@ -29,6 +29,36 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
         }
         Op::Subtensor { .. } | Op::Transpose => views_own_taps(op, j, node.inputs[0]),
         _ => false,
+    }
+}
+
+/// How the loop holds an output (chosen from `Output::keep`, set by save-mem).
+#[derive(Clone, Copy)]
+enum Storage {
+    /// Every step after the initial rows.
+    Trace,
+    /// A ring of this many rows: the last steps kept and the taps' depth.
+    Ring(usize),
+    /// The current value alone (at most one row kept, taps at most -1): a local scalar,
+    /// or a buffer swapped with the step's result.
+    State,
+}
+
+impl Storage {
+    fn of(o: &Output) -> Storage {
+        match o.keep {
+            None => Storage::Trace,
+            Some(k) if k.max(o.depth() as usize) <= 1 => Storage::State,
+            Some(k) => Storage::Ring(k.max(o.depth() as usize)),
+        }
+    }
+
+    /// The buffer row holding absolute row `at` (initial rows first, then the steps).
+    fn slot(self, at: TokenStream) -> TokenStream {
+        match self {
+            Storage::Ring(r) => quote!(((#at) % #r)),
+            _ => at,
+        }
     }
 }
 
@@ -76,19 +106,55 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
     };
     body.extend(quote!(let #n: usize = #n_value;));
 
-    // Output buffers, with the initial states in their first rows.
+    // Output storage, with the initial states in place.
     let buf = |j: usize| format_ident!("{}buf{}", prefix, j);
+    let state = |j: usize| format_ident!("{}state{}", prefix, j);
     for (j, o) in op.outputs.iter().enumerate() {
         let row = op.step.ty(op.step.outputs[j]);
         let b = buf(j);
         let owned = owned_type(row.with_rank(row.rank + 1));
-        setup.extend(quote!(let mut #b: #owned = ::core::default::Default::default();));
         let depth = o.depth() as usize;
+        let storage = Storage::of(o);
+        // A scalar state needs its buffer only to hand its last row over.
+        if !matches!(storage, Storage::State) || row.rank == 0 {
+            setup.extend(quote!(let mut #b: #owned = ::core::default::Default::default();));
+        }
+        // Rows the buffer holds: the initial rows and every step, or the ring.
+        let rows = match storage {
+            Storage::Ring(r) => quote!(#r),
+            _ => quote!(#depth + #n),
+        };
+        if let Storage::State = storage {
+            let st = state(j);
+            let init = op.init_input(j).map(|k| &args[k]);
+            if row.rank == 0 {
+                let v = match init {
+                    Some(init) => init.scalar(),
+                    None => quote!(::core::default::Default::default()),
+                };
+                body.extend(quote!(let mut #st = #v;));
+            } else {
+                let owned_row = owned_type(row);
+                setup
+                    .extend(quote!(let mut #st: #owned_row = ::core::default::Default::default();));
+                if let Some(init) = init {
+                    let v = init.view();
+                    body.extend(quote!(#rt::kernels::copy_into(&mut #st, #v);));
+                } else {
+                    // No step yet: the value of zero steps has rows of shape zero.
+                    let zeros = dim_with_lead(quote!(0), &quote!([0usize; 8]), 1, row.rank - 1);
+                    body.extend(
+                        quote!(if #n == 0 { #rt::kernels::ensure_shape(&mut #st, #zeros); }),
+                    );
+                }
+            }
+            continue;
+        }
         match o.kind() {
             OutputKind::Nitsot => {
                 // Row shape known after the first step; until then (and for 0 steps) zeros.
                 if row.rank == 0 {
-                    body.extend(quote!(#rt::kernels::ensure_shape(&mut #b, #nd::Dim([#n]));));
+                    body.extend(quote!(#rt::kernels::ensure_shape(&mut #b, #nd::Dim([#rows]));));
                 } else {
                     let zeros = dim_with_lead(quote!(0), &quote!([0usize; 8]), 0, row.rank);
                     body.extend(
@@ -99,7 +165,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
             OutputKind::Sitsot => {
                 let init = &args[op.init_input(j).expect("recurrent output has an init")];
                 let shape = format_ident!("{}shape{}", prefix, j);
-                let dim = dim_with_lead(quote!(1 + #n), &quote!(#shape), 0, row.rank);
+                let dim = dim_with_lead(quote!(#rows), &quote!(#shape), 0, row.rank);
                 let write = if row.rank == 0 {
                     let v = init.scalar();
                     quote!(#b[0] = #v;)
@@ -118,7 +184,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
                 let init = &args[op.init_input(j).expect("recurrent output has an init")];
                 let v = init.view();
                 let shape = format_ident!("{}shape{}", prefix, j);
-                let dim = dim_with_lead(quote!(#depth + #n), &quote!(#shape), 1, row.rank);
+                let dim = dim_with_lead(quote!(#rows), &quote!(#shape), 1, row.rank);
                 let what = &o.label;
                 let taps = &o.taps;
                 body.extend(quote! {
@@ -159,12 +225,23 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
         let b = buf(j);
         let depth = o.depth();
         let rank = op.step.ty(op.step.outputs[j]).rank;
+        let storage = Storage::of(o);
         for tap in &o.taps {
+            if let Storage::State = storage {
+                let st = state(j);
+                inputs.push(Input::Expr(if rank == 0 {
+                    quote!(#st)
+                } else {
+                    quote!(#st.view())
+                }));
+                continue;
+            }
             let offset = (depth + tap) as usize;
+            let at = storage.slot(quote!(#t + #offset));
             inputs.push(Input::Expr(if rank == 0 {
-                quote!(#b[#t + #offset])
+                quote!(#b[#at])
             } else {
-                quote!(#b.index_axis(#nd::Axis(0), #t + #offset))
+                quote!(#b.index_axis(#nd::Axis(0), #at))
             }));
         }
     }
@@ -183,16 +260,24 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
     setup.extend(step.setup);
     let step_body = step.body;
 
-    // Writing each result into its row.
+    // Writing each result into its row (or its state).
     let mut writes = TokenStream::new();
     for (j, o) in op.outputs.iter().enumerate() {
         let b = buf(j);
         let depth = o.depth() as usize;
         let row = op.step.ty(op.step.outputs[j]);
         let res = &step.outputs[j];
+        let storage = Storage::of(o);
+        let at = storage.slot(quote!(#t + #depth));
         if row.rank == 0 {
             let v = res.scalar();
-            writes.extend(quote!(#b[#t + #depth] = #v;));
+            writes.extend(match storage {
+                Storage::State => {
+                    let st = state(j);
+                    quote!(#st = #v;)
+                }
+                _ => quote!(#b[#at] = #v;),
+            });
             continue;
         }
         // A result that is a view into this output's own buffer (a step returning one of
@@ -214,9 +299,41 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
             j.to_string()
         };
         let result = &op.step.node(op.step.outputs[j]).label;
+        if let Storage::State = storage {
+            let st = state(j);
+            // The step's own buffer becomes the state by a swap (no copy) when no other
+            // output returns the same buffer; the old state's buffer is refilled next step.
+            let own_buffer = match res {
+                Repr::Buffer(rb) if !views_own_taps(op, j, op.step.outputs[j]) => {
+                    let shared = step
+                        .outputs
+                        .iter()
+                        .enumerate()
+                        .any(|(k, other)| k != j && other.buffer() == Some(rb));
+                    (!shared).then_some(rb.clone())
+                }
+                _ => None,
+            };
+            let check = quote!(#rt::kernels::check_step_shape(#output, #result, #st.shape(), #res_view.shape())?;);
+            let check = if o.is_recurrent() {
+                check
+            } else {
+                quote!(if #t > 0 { #check })
+            };
+            let write = match own_buffer {
+                Some(rb) => quote!(::core::mem::swap(&mut #st, &mut #rb);),
+                None => quote!(#rt::kernels::copy_into(&mut #st, #res_view);),
+            };
+            writes.extend(quote!(#check #write));
+            continue;
+        }
+        let lead = match storage {
+            Storage::Ring(r) => quote!(#r),
+            _ => quote!(#n),
+        };
         let shape_check = if o.kind() == OutputKind::Nitsot {
             let rs = format_ident!("{}rshape{}", prefix, j);
-            let dim = dim_with_lead(quote!(#n), &quote!(#rs), 0, row.rank);
+            let dim = dim_with_lead(lead, &quote!(#rs), 0, row.rank);
             quote! {
                 if #t == 0 {
                     let #rs = #res_view.raw_dim();
@@ -229,7 +346,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
         };
         writes.extend(quote! {
             #shape_check
-            #b.index_axis_mut(#nd::Axis(0), #t + #depth).assign(&#res_view);
+            #b.index_axis_mut(#nd::Axis(0), #at).assign(&#res_view);
         });
     }
     let stop = if op.has_until {
@@ -247,15 +364,47 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
         }
     });
 
-    // Results: the rows the steps wrote.
+    // Results: the rows the steps wrote, or the last ones kept.
     let mut outputs = Vec::new();
     for (j, o) in op.outputs.iter().enumerate() {
         let b = buf(j);
         let depth = o.depth() as usize;
-        outputs.push(Repr::Rows {
-            buf: b,
-            start: depth,
-            done: done.clone(),
+        let row = op.step.ty(op.step.outputs[j]);
+        let kept = format_ident!("{}kept{}", prefix, j);
+        outputs.push(match (Storage::of(o), o.keep) {
+            (Storage::Trace, _) | (_, None) => Repr::Rows {
+                buf: b,
+                start: depth,
+                done: done.clone(),
+            },
+            (Storage::State, Some(k)) => {
+                let st = state(j);
+                if row.rank == 0 {
+                    body.extend(quote! {
+                        let #kept = #k.min(#done);
+                        #rt::kernels::ensure_shape(&mut #b, #nd::Dim([#kept]));
+                        if #kept == 1 { #b[0] = #st; }
+                    });
+                    Repr::Rows { buf: b, start: 0, done: kept }
+                } else {
+                    let v = format_ident!("{}last{}", prefix, j);
+                    body.extend(quote! {
+                        let #kept = #k.min(#done);
+                        let #v = #st.view().insert_axis(#nd::Axis(0)).slice_axis_move(#nd::Axis(0), #nd::Slice::from(0..#kept));
+                    });
+                    Repr::View(v)
+                }
+            }
+            (Storage::Ring(_), Some(k)) => {
+                let tail = format_ident!("{}tail{}", prefix, j);
+                let owned = owned_type(row.with_rank(row.rank + 1));
+                setup.extend(quote!(let mut #tail: #owned = ::core::default::Default::default();));
+                body.extend(quote! {
+                    let #kept = #k.min(#done);
+                    #rt::kernels::ring_tail(&mut #tail, #b.view(), #depth + #done, #kept);
+                });
+                Repr::Rows { buf: tail, start: 0, done: kept }
+            }
         });
     }
     Code {

@@ -154,6 +154,9 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
     // Room for every step up front: a count too large to hold is an error, as in the
     // generated code, rather than a loop that runs until memory is exhausted.
     for (state, output) in states.iter_mut().zip(&op.outputs) {
+        if output.keep.is_some() {
+            continue; // only the last rows are kept (see the results below)
+        }
         state.history.try_reserve_exact(n_steps).map_err(|_| {
             format!(
                 "{who}: n_steps = {n_steps} is too many steps to hold output `{}`",
@@ -231,19 +234,21 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         }
     }
 
-    // The results: every step's value (not the initial rows) stacked.
+    // The results: every step's value (not the initial rows) stacked; for an output that
+    // keeps k rows (save-mem), only the last k steps.
     let mut results = Vec::new();
     for (index, state) in states.iter().enumerate() {
+        let steps = &state.history[state.depth..];
+        let kept = match op.outputs[index].keep {
+            Some(k) => &steps[steps.len().saturating_sub(k)..],
+            None => steps,
+        };
         let step_type = op.step.ty(op.step.outputs[index]);
         let row_shape = state
             .row_shape
             .clone()
             .unwrap_or_else(|| vec![0; step_type.rank]);
-        results.push(stack(
-            step_type.dtype,
-            &state.history[state.depth..],
-            &row_shape,
-        )?);
+        results.push(stack(step_type.dtype, kept, &row_shape)?);
     }
     Ok(results)
 }

@@ -137,6 +137,7 @@ fn seq(taps: &[i64], label: &str) -> Sequence {
 fn out(taps: &[i64], label: &str) -> Output {
     Output {
         taps: taps.to_vec(),
+        keep: None,
         label: label.to_string(),
         span: Span::call_site(),
     }

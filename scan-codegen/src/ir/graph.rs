@@ -182,4 +182,89 @@ impl Graph {
             .map(NodeId)
             .collect()
     }
+
+    /// Every use of `from` (as a node's input or a graph output) becomes a use of `to`.
+    pub fn replace_uses(&mut self, from: NodeId, to: NodeId) {
+        for node in &mut self.nodes {
+            for input in &mut node.inputs {
+                if *input == from {
+                    *input = to;
+                }
+            }
+        }
+        for output in &mut self.outputs {
+            if *output == from {
+                *output = to;
+            }
+        }
+    }
+
+    /// For each node, the nodes that read it (each reader once per use).
+    pub fn consumers(&self) -> Vec<Vec<NodeId>> {
+        let mut users = vec![Vec::new(); self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            for input in &node.inputs {
+                users[input.0].push(NodeId(i));
+            }
+        }
+        users
+    }
+
+    /// The graph rebuilt in dependency order, without the nodes nothing reads (inputs are
+    /// kept: they are the graph's signature). Rewrites append nodes and redirect uses
+    /// freely, then call this so that every later stage sees a clean topological order.
+    /// Returns the new id of every old node that was kept.
+    pub fn normalize(&mut self) -> Vec<Option<NodeId>> {
+        let mut live = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = self.outputs.clone();
+        stack.extend(self.inputs.iter().copied());
+        while let Some(id) = stack.pop() {
+            if !live[id.0] {
+                live[id.0] = true;
+                stack.extend(self.nodes[id.0].inputs.iter().copied());
+            }
+        }
+        // Depth-first, inputs before readers, otherwise in the old order.
+        let mut order = Vec::new();
+        let mut state = vec![0u8; self.nodes.len()]; // 0 new, 1 open, 2 done
+        for root in (0..self.nodes.len()).filter(|&i| live[i]) {
+            let mut work = vec![(root, false)];
+            while let Some((i, expanded)) = work.pop() {
+                if expanded {
+                    if state[i] != 2 {
+                        state[i] = 2;
+                        order.push(i);
+                    }
+                    continue;
+                }
+                if state[i] != 0 {
+                    continue;
+                }
+                state[i] = 1;
+                work.push((i, true));
+                for input in self.nodes[i].inputs.iter().rev() {
+                    if state[input.0] == 0 {
+                        work.push((input.0, false));
+                    }
+                }
+            }
+        }
+        let mut new_id = vec![None; self.nodes.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = Some(NodeId(new));
+        }
+        let map = |id: &NodeId| new_id[id.0].expect("a live node's inputs are live");
+        let mut old_nodes: Vec<Option<Node>> = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for &old in &order {
+            let mut node = old_nodes[old].take().expect("each node is placed once");
+            node.inputs = node.inputs.iter().map(map).collect();
+            self.nodes.push(node);
+        }
+        self.inputs = self.inputs.iter().map(map).collect();
+        self.outputs = self.outputs.iter().map(map).collect();
+        new_id
+    }
 }

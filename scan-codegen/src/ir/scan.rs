@@ -50,6 +50,10 @@ pub enum OutputKind {
 pub struct Output {
     /// Negative, distinct; empty for a NITSOT output.
     pub taps: Vec<i64>,
+    /// How many of the last steps the outer graph reads (`None`: all of them). Set by the
+    /// save-mem rewrite; the output's result then holds only the last `min(k, steps done)`
+    /// steps, and the loop keeps no more rows than that and its taps need.
+    pub keep: Option<usize>,
     pub label: String,
     pub span: Span,
 }

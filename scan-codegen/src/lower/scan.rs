@@ -89,6 +89,7 @@ impl Lowerer<'_> {
                     OutputInfo::None(span) => {
                         outputs.push(Output {
                             taps: Vec::new(),
+                            keep: None,
                             label: format!("output {i}"),
                             span: *span,
                         });
@@ -118,6 +119,7 @@ impl Lowerer<'_> {
                             rows.push(None);
                             outputs.push(Output {
                                 taps: Vec::new(),
+                                keep: None,
                                 label: t.value.label.clone(),
                                 span: t.value.span,
                             });
@@ -143,6 +145,7 @@ impl Lowerer<'_> {
                         rows.push(Some((row, t.value.label.clone())));
                         outputs.push(Output {
                             taps: tap_values,
+                            keep: None,
                             label: t.value.label.clone(),
                             span: t.value.span,
                         });
@@ -311,6 +314,7 @@ impl Lowerer<'_> {
             for (i, (_, e)) in returned.iter().enumerate() {
                 outputs.push(Output {
                     taps: Vec::new(),
+                    keep: None,
                     label: format!("output {i}"),
                     span: e.span,
                 });

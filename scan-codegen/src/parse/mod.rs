@@ -2,6 +2,7 @@
 //! names and types are the business of `lower`.
 
 mod expr;
+mod rewrites;
 mod scan_call;
 mod types;
 
@@ -12,22 +13,31 @@ use syn::spanned::Spanned;
 use crate::ast::{FnDef, ParamDef, Program};
 use crate::diag::Diagnostics;
 
-/// The items of a `scan!` block: one or more `fn`s.
-pub struct Items(pub Vec<syn::ItemFn>);
+/// The items of a `scan!` block: inner attributes (`#![rewrites(..)]`), then one or more
+/// `fn`s.
+pub struct Items {
+    pub attrs: Vec<syn::Attribute>,
+    pub fns: Vec<syn::ItemFn>,
+}
 
 impl syn::parse::Parse for Items {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        let mut items = Vec::new();
+        let attrs = input.call(syn::Attribute::parse_inner)?;
+        let mut fns = Vec::new();
         while !input.is_empty() {
-            items.push(input.parse()?);
+            fns.push(input.parse()?);
         }
-        Ok(Items(items))
+        Ok(Items { attrs, fns })
     }
 }
 
 pub fn program(items: &Items, diag: &mut Diagnostics) -> Program {
-    let functions = items.0.iter().filter_map(|f| function(f, diag)).collect();
-    Program { functions }
+    let rewrites = rewrites::config(&items.attrs, diag);
+    let functions = items.fns.iter().filter_map(|f| function(f, diag)).collect();
+    Program {
+        functions,
+        rewrites,
+    }
 }
 
 fn function(f: &syn::ItemFn, diag: &mut Diagnostics) -> Option<FnDef> {

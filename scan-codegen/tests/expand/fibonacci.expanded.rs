@@ -59,13 +59,9 @@ pub fn fibonacci(
             __scan_3_0,
             __scan_3_1,
         );
-        let __scan_3_4: i64 = ::scan_runtime::__private::math::add(
-            __scan_3_0,
-            __scan_3_1,
-        );
-        let __scan_3_5: bool = (__scan_3_4 > __scan_3_2);
+        let __scan_3_4: bool = (__scan_3_3 > __scan_3_2);
         __scan_3_buf0[__scan_3_t + 2usize] = __scan_3_3;
-        if __scan_3_5 {
+        if __scan_3_4 {
             __scan_3_done = __scan_3_t + 1;
             break;
         }

@@ -17,9 +17,9 @@ pub fn power(
         f64,
         ::scan_runtime::__private::ndarray::Ix1,
     > = ::core::default::Default::default();
-    let mut __scan_3_buf0: ::scan_runtime::__private::ndarray::Array<
+    let mut __scan_3_state0: ::scan_runtime::__private::ndarray::Array<
         f64,
-        ::scan_runtime::__private::ndarray::Ix2,
+        ::scan_runtime::__private::ndarray::Ix1,
     > = ::core::default::Default::default();
     let mut __scan_3_2: ::scan_runtime::__private::ndarray::Array<
         f64,
@@ -39,25 +39,10 @@ pub fn power(
         )?;
         __scan_3_n_steps
     };
-    let __scan_3_shape0 = __scan_2.view().raw_dim();
-    ::scan_runtime::__private::kernels::try_ensure_shape(
-        "n_steps",
-        &mut __scan_3_buf0,
-        ::scan_runtime::__private::ndarray::Dim([
-            1 + __scan_3_n_steps,
-            __scan_3_shape0[0usize],
-        ]),
-    )?;
-    __scan_3_buf0
-        .index_axis_mut(::scan_runtime::__private::ndarray::Axis(0), 0)
-        .assign(&__scan_2.view());
+    ::scan_runtime::__private::kernels::copy_into(&mut __scan_3_state0, __scan_2.view());
     let mut __scan_3_done: usize = __scan_3_n_steps;
     for __scan_3_t in 0..__scan_3_n_steps {
-        let __scan_3_0 = __scan_3_buf0
-            .index_axis(
-                ::scan_runtime::__private::ndarray::Axis(0),
-                __scan_3_t + 0usize,
-            );
+        let __scan_3_0 = __scan_3_state0.view();
         let __scan_3_1 = __scan_0.view();
         ::scan_runtime::__private::kernels::map2(
             &mut __scan_3_2,
@@ -69,25 +54,22 @@ pub fn power(
         ::scan_runtime::__private::kernels::check_step_shape(
             "`ones_like(a)`",
             "prior * a",
-            &__scan_3_buf0.shape()[1..],
+            __scan_3_state0.shape(),
             __scan_3_2.view().shape(),
         )?;
-        __scan_3_buf0
-            .index_axis_mut(
-                ::scan_runtime::__private::ndarray::Axis(0),
-                __scan_3_t + 1usize,
-            )
-            .assign(&__scan_3_2.view());
+        ::core::mem::swap(&mut __scan_3_state0, &mut __scan_3_2);
     }
+    let __scan_3_kept0 = 1usize.min(__scan_3_done);
+    let __scan_3_last0 = __scan_3_state0
+        .view()
+        .insert_axis(::scan_runtime::__private::ndarray::Axis(0))
+        .slice_axis_move(
+            ::scan_runtime::__private::ndarray::Axis(0),
+            ::scan_runtime::__private::ndarray::Slice::from(0..__scan_3_kept0),
+        );
     let __scan_5: i64 = -1i64;
     let __scan_6 = ::scan_runtime::__private::kernels::index(
-        __scan_3_buf0
-            .slice_axis(
-                ::scan_runtime::__private::ndarray::Axis(0),
-                ::scan_runtime::__private::ndarray::Slice::from(
-                    1usize..1usize + __scan_3_done,
-                ),
-            ),
+        __scan_3_last0.view(),
         __scan_5,
         "result[-1]",
     )?;

@@ -1,6 +1,7 @@
 //! Checks the scan loop runs before its first step, following PyTensor's rules, so a bad
 //! argument fails with a message naming it instead of an out-of-bounds read mid-loop.
 
+use crate::element::Element;
 use crate::error::{Error, Result};
 
 /// `(past, span)` of a tap list: the rows before step 0 the deepest past tap needs, and the
@@ -197,5 +198,46 @@ mod step_shape_tests {
                 required: 2,
             })
         );
+    }
+}
+
+/// The last `m` rows written to a ring of rows (`ring`'s leading axis), in step order, into
+/// `out`: the rows written as absolute rows `end - m .. end`, absolute row `a` living in
+/// slot `a % ring rows`. Used for an output that keeps only its last steps (save-mem).
+pub fn ring_tail<T: Element, D: ndarray::Dimension + ndarray::RemoveAxis>(
+    out: &mut ndarray::Array<T, D>,
+    ring: ndarray::ArrayView<'_, T, D>,
+    end: usize,
+    m: usize,
+) {
+    let slots = ring.len_of(ndarray::Axis(0));
+    let mut shape = ring.raw_dim();
+    shape[0] = m.min(slots);
+    super::ensure_shape(out, shape);
+    for r in 0..m.min(slots) {
+        let slot = (end.saturating_sub(m) + r) % slots;
+        out.index_axis_mut(ndarray::Axis(0), r)
+            .assign(&ring.index_axis(ndarray::Axis(0), slot));
+    }
+}
+
+#[cfg(test)]
+mod ring_tests {
+    use ndarray::{array, Array1, Array2};
+
+    #[test]
+    fn ring_tail_unrolls_the_ring_in_step_order() {
+        // Absolute rows 0..7 written into 3 slots: slots hold rows 6, 4, 5 -> [3, 1, 2].
+        let ring = array![[6.0, 60.0], [4.0, 40.0], [5.0, 50.0]];
+        let mut out: Array2<f64> = Array2::default((0, 0));
+        super::ring_tail(&mut out, ring.view(), 7, 3);
+        assert_eq!(out, array![[4.0, 40.0], [5.0, 50.0], [6.0, 60.0]]);
+        super::ring_tail(&mut out, ring.view(), 7, 1);
+        assert_eq!(out, array![[6.0, 60.0]]);
+        let mut v: Array1<i64> = Array1::default(0);
+        super::ring_tail(&mut v, array![9i64, 7, 8].view(), 3, 2);
+        assert_eq!(v, array![7, 8]);
+        super::ring_tail(&mut v, array![9i64, 7, 8].view(), 0, 0);
+        assert_eq!(v.len(), 0);
     }
 }

@@ -1,0 +1,131 @@
+//! Edits of a scan node that several passes share: adding and removing step inputs,
+//! non-sequences and outputs while keeping the outer inputs, the step's inputs and the
+//! `ScanOutput` indices consistent (see `ir::scan` for their order).
+
+use proc_macro2::Span;
+
+use crate::ir::{Graph, Node, NodeId, NonSequence, Op, ScanOp, Type};
+
+/// Drops the step inputs at `positions` (their nodes must no longer be read) and
+/// renumbers the others.
+pub fn remove_step_inputs(step: &mut Graph, positions: &[usize]) {
+    let mut kept = Vec::new();
+    for (pos, &id) in step.inputs.iter().enumerate() {
+        if !positions.contains(&pos) {
+            kept.push(id);
+        }
+    }
+    for (index, &id) in kept.iter().enumerate() {
+        if let Op::Input { index: i, .. } = &mut step.nodes[id.0].op {
+            *i = index;
+        }
+    }
+    step.inputs = kept;
+    step.normalize();
+}
+
+/// Inserts a step input at position `pos`, renumbering those after it.
+fn insert_step_input(step: &mut Graph, pos: usize, name: &str, ty: Type, span: Span) -> NodeId {
+    let id = step.add(Node {
+        op: Op::Input {
+            index: pos,
+            name: name.to_string(),
+        },
+        inputs: vec![],
+        ty,
+        span,
+        label: name.to_string(),
+    });
+    step.inputs.insert(pos, id);
+    for (index, &input) in step.inputs.iter().enumerate() {
+        if let Op::Input { index: i, .. } = &mut step.nodes[input.0].op {
+            *i = index;
+        }
+    }
+    id
+}
+
+/// Adds `value` (a node of the outer graph) as a new explicit non-sequence, last. Returns
+/// the step input that reads it. The caller normalizes the step once its uses are in.
+pub fn add_non_sequence(
+    op: &mut ScanOp,
+    scan_inputs: &mut Vec<NodeId>,
+    value: NodeId,
+    ty: Type,
+    label: &str,
+    span: Span,
+) -> NodeId {
+    let outer_pos = op.first_non_sequence_input() + op.non_sequences.len();
+    scan_inputs.insert(outer_pos, value);
+    let step_pos = op.first_non_sequence_step_input() + op.non_sequences.len();
+    op.non_sequences.push(NonSequence {
+        label: label.to_string(),
+        implicit: false,
+    });
+    insert_step_input(&mut op.step, step_pos, label, ty, span)
+}
+
+/// Removes non-sequence `k` (its step input must no longer be read).
+pub fn remove_non_sequence(op: &mut ScanOp, scan_inputs: &mut Vec<NodeId>, k: usize) {
+    scan_inputs.remove(op.first_non_sequence_input() + k);
+    let step_pos = op.first_non_sequence_step_input() + k;
+    op.non_sequences.remove(k);
+    remove_step_inputs(&mut op.step, &[step_pos]);
+}
+
+/// Removes output `j` of the scan node `scan` in `g`: its step result, its taps, its
+/// initial state; `ScanOutput` nodes of later outputs are renumbered. The output's taps
+/// must no longer be read in the step, nor the output in `g`.
+pub fn remove_output(g: &mut Graph, scan: NodeId, j: usize) {
+    let node = &mut g.nodes[scan.0];
+    let Op::Scan(op) = &mut node.op else {
+        panic!("remove_output on a node that is not a scan")
+    };
+    if let Some(init) = op.init_input(j) {
+        node.inputs.remove(init);
+    }
+    let first = op.first_output_tap_input(j);
+    let taps: Vec<usize> = (first..first + op.outputs[j].taps.len()).collect();
+    op.outputs.remove(j);
+    op.step.outputs.remove(j);
+    remove_step_inputs(&mut op.step, &taps);
+    for node in &mut g.nodes {
+        if node.inputs.first() == Some(&scan) {
+            if let Op::ScanOutput { index } = &mut node.op {
+                assert!(*index != j, "remove_output: output {j} is still read");
+                if *index > j {
+                    *index -= 1;
+                }
+            }
+        }
+    }
+}
+
+/// The `ScanOutput` nodes of `scan` in `g`, by output index.
+pub fn scan_outputs(g: &Graph, scan: NodeId, n_outputs: usize) -> Vec<Vec<NodeId>> {
+    let mut by_index = vec![Vec::new(); n_outputs];
+    for (i, node) in g.nodes.iter().enumerate() {
+        if let Op::ScanOutput { index } = node.op {
+            if node.inputs.first() == Some(&scan) && index < n_outputs {
+                by_index[index].push(NodeId(i));
+            }
+        }
+    }
+    by_index
+}
+
+/// Whether step node `id` depends (transitively) on any step input in `inputs`.
+pub fn depends_on(step: &Graph, id: NodeId, inputs: &[NodeId]) -> bool {
+    let mut seen = vec![false; step.nodes.len()];
+    let mut stack = vec![id];
+    while let Some(n) = stack.pop() {
+        if inputs.contains(&n) {
+            return true;
+        }
+        if !seen[n.0] {
+            seen[n.0] = true;
+            stack.extend(step.node(n).inputs.iter().copied());
+        }
+    }
+    false
+}

@@ -1,0 +1,211 @@
+//! Stage 4: rewrites of the scan graph, between lowering and emission. Each pass is one
+//! file: what it does, when it applies and when it must not, with its tests beside it.
+//!
+//! The passes run in one fixed order ([`ORDER`]), each once per round, for at most
+//! [`ROUNDS`] rounds (a round that changes nothing ends the run): no unbounded fixpoint.
+//! Every change is logged with the pass that made it ([`Fired`]), so `explain` can show
+//! what happened to a scan and a wrong result can be traced to a rewrite.
+//!
+//! A pass sees one graph at a time: [`for_each_graph`] hands it every step graph (inner
+//! scans first) and then the function's outer graph. Passes leave graphs normalized
+//! (`Graph::normalize`): topological order, no dead nodes.
+
+mod constants;
+mod cse;
+mod dead;
+mod edit;
+mod push_out_nonseq;
+mod save_mem;
+
+#[cfg(test)]
+mod test_util;
+
+use std::fmt;
+
+use crate::ir::{Function, Graph, Node, Op};
+
+/// A rewrite pass, by the name users give it in `#![rewrites(...)]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// Constant non-sequences folded into the step; scalar arithmetic on constants folded.
+    Constants,
+    /// Duplicate nodes computed once; duplicate outer inputs of a scan passed once.
+    Cse,
+    /// Outputs nothing reads dropped, with the step nodes only they needed.
+    Dead,
+    /// Step work that depends only on non-sequences and constants moved before the loop.
+    PushOutNonSeq,
+    /// Each output keeps only the last steps that are read.
+    SaveMem,
+}
+
+/// The order the passes run in, within each round.
+pub const ORDER: [Pass; 5] = [
+    Pass::Constants,
+    Pass::Cse,
+    Pass::PushOutNonSeq,
+    Pass::Dead,
+    Pass::SaveMem,
+];
+
+/// At most this many rounds of [`ORDER`].
+pub const ROUNDS: usize = 3;
+
+impl Pass {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Constants => "constants",
+            Pass::Cse => "cse",
+            Pass::Dead => "dead",
+            Pass::PushOutNonSeq => "push_out_nonseq",
+            Pass::SaveMem => "save_mem",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Pass> {
+        ORDER.into_iter().find(|p| p.name() == name)
+    }
+
+    fn run(self, g: &mut Graph, log: &mut Log) {
+        match self {
+            Pass::Constants => constants::run(g, log),
+            Pass::Cse => cse::run(g, log),
+            Pass::Dead => dead::run(g, log),
+            Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
+            Pass::SaveMem => save_mem::run(g, log),
+        }
+    }
+}
+
+/// Which passes run. Default: all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    enabled: Vec<Pass>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::all()
+    }
+}
+
+impl Config {
+    pub fn all() -> Config {
+        Config {
+            enabled: ORDER.to_vec(),
+        }
+    }
+
+    pub fn none() -> Config {
+        Config { enabled: vec![] }
+    }
+
+    pub fn only(passes: &[Pass]) -> Config {
+        Config {
+            enabled: passes.to_vec(),
+        }
+    }
+
+    pub fn all_except(passes: &[Pass]) -> Config {
+        Config {
+            enabled: ORDER.into_iter().filter(|p| !passes.contains(p)).collect(),
+        }
+    }
+
+    pub fn is_enabled(&self, pass: Pass) -> bool {
+        self.enabled.contains(&pass)
+    }
+}
+
+/// One change a pass made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fired {
+    pub pass: &'static str,
+    pub what: String,
+}
+
+impl fmt::Display for Fired {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}: {}", self.pass, self.what)
+    }
+}
+
+/// Where passes record what they did.
+pub struct Log {
+    pass: Pass,
+    fired: Vec<Fired>,
+}
+
+impl Log {
+    pub fn fired(&mut self, what: impl Into<String>) {
+        self.fired.push(Fired {
+            pass: self.pass.name(),
+            what: what.into(),
+        });
+    }
+}
+
+/// Runs the enabled passes over `f` in [`ORDER`], for at most [`ROUNDS`] rounds. Returns
+/// what fired, in order.
+pub fn run(f: &mut Function, config: &Config) -> Vec<Fired> {
+    let mut log = Log {
+        pass: Pass::Constants,
+        fired: Vec::new(),
+    };
+    for _ in 0..ROUNDS {
+        let before = log.fired.len();
+        for pass in ORDER.into_iter().filter(|p| config.is_enabled(*p)) {
+            log.pass = pass;
+            for_each_graph(&mut f.graph, &mut |g| pass.run(g, &mut log));
+        }
+        if log.fired.len() == before {
+            break;
+        }
+    }
+    log.fired
+}
+
+/// Calls `pass` on every step graph inside `g` (innermost first), then on `g` itself.
+pub fn for_each_graph(g: &mut Graph, pass: &mut dyn FnMut(&mut Graph)) {
+    for node in &mut g.nodes {
+        if let Op::Scan(op) = &mut node.op {
+            for_each_graph(&mut op.step, pass);
+        }
+    }
+    pass(g);
+}
+
+/// How a log line names a scan: its `name = ".."`, else the text of its first result.
+pub fn scan_label(node: &Node) -> String {
+    let Op::Scan(op) = &node.op else {
+        return format!("`{}`", node.label);
+    };
+    if let Some(name) = &op.name {
+        return format!("scan `{name}`");
+    }
+    let more = if op.outputs.len() > 1 { ", .." } else { "" };
+    match op.step.outputs.first() {
+        Some(&first) => format!("scan of {}{more}", short(&op.step.node(first).label)),
+        None => "scan".to_string(),
+    }
+}
+
+/// How a log line names output `j` of a scan: its initial state, or its step result.
+pub fn output_label(op: &crate::ir::ScanOp, j: usize) -> String {
+    if op.outputs[j].is_recurrent() {
+        short(&op.outputs[j].label)
+    } else {
+        short(&op.step.node(op.step.outputs[j]).label)
+    }
+}
+
+/// User text in backticks, on one line, shortened.
+fn short(text: &str) -> String {
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = text.chars().take(40).collect();
+    if cut.len() < text.len() {
+        format!("`{cut}..`")
+    } else {
+        format!("`{cut}`")
+    }
+}

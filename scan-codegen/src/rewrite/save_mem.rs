@@ -1,0 +1,174 @@
+//! Save-mem: an output of which the outer graph reads only the last k steps (`x[-1]`,
+//! `x[-k]`, `x[-k..]`, `x[-k..-j]`) keeps only those (`Output::keep`): the loop holds
+//! `max(k, depth of its taps)` rows in a ring, or, for one row, the state alone (a local
+//! scalar, or two buffers swapped each step). An output nothing reads keeps 0 rows beyond
+//! what its taps need. With `until`, the kept rows are the last of the steps taken.
+//!
+//! Never shrunk: an output returned or passed on whole, read at a non-negative index or
+//! with a slice that has a non-negative end (both count from the first step), or read
+//! through anything but indexing.
+
+use super::edit::scan_outputs;
+use super::{output_label, scan_label, Log};
+use crate::ir::{Graph, Literal, NodeId, Op, PathStep};
+
+pub fn run(g: &mut Graph, log: &mut Log) {
+    g.normalize();
+    let users = g.consumers();
+    let mut decisions = Vec::new();
+    for (i, node) in g.nodes.iter().enumerate() {
+        let Op::Scan(op) = &node.op else { continue };
+        let reads = scan_outputs(g, NodeId(i), op.outputs.len());
+        for (j, output) in op.outputs.iter().enumerate() {
+            if output.keep.is_some() {
+                continue;
+            }
+            let mut need = Some(0usize);
+            let mut how = Vec::new();
+            for &r in &reads[j] {
+                if g.outputs.contains(&r) {
+                    need = None;
+                }
+                for &u in &users[r.0] {
+                    match rows_read(g, u, r) {
+                        Some((k, text)) => {
+                            need = need.map(|n| n.max(k));
+                            how.push(text);
+                        }
+                        None => need = None,
+                    }
+                }
+            }
+            if let Some(k) = need {
+                decisions.push((i, j, k, how));
+            }
+        }
+    }
+    for (i, j, k, how) in decisions {
+        let label = scan_label(&g.nodes[i]);
+        let Op::Scan(op) = &mut g.nodes[i].op else {
+            unreachable!()
+        };
+        let text = output_label(op, j);
+        op.outputs[j].keep = Some(k);
+        let rows = match k {
+            1 => "1 row".to_string(),
+            k => format!("{k} rows"),
+        };
+        let why = if how.is_empty() {
+            "it is not read outside the loop".to_string()
+        } else {
+            let mut how = how;
+            how.sort();
+            how.dedup();
+            format!("only {} is read", how.join(", "))
+        };
+        log.fired(format!("{label}: output {j} ({text}) keeps {rows} ({why})"));
+    }
+}
+
+/// How many of the last rows of `output` node `user` reads, if it reads only those.
+fn rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<(usize, String)> {
+    let node = g.node(user);
+    let Op::Subtensor { path } = &node.op else {
+        return None;
+    };
+    if node.inputs[0] != output || node.inputs[1..].contains(&output) {
+        return None;
+    }
+    let negative = |id: NodeId| match g.node(id).op {
+        Op::Const(Literal::Int(v)) if v < 0 => Some(v.unsigned_abs() as usize),
+        _ => None,
+    };
+    let text = |s: String| format!("x{s}");
+    match path.first()? {
+        PathStep::Index => {
+            let k = negative(node.inputs[1])?;
+            Some((k, text(format!("[-{k}]"))))
+        }
+        PathStep::Slice { start: true, end } => {
+            let k = negative(node.inputs[1])?;
+            if *end {
+                let e = negative(node.inputs[2])?;
+                Some((k, text(format!("[-{k}..-{e}]"))))
+            } else {
+                Some((k, text(format!("[-{k}..]"))))
+            }
+        }
+        PathStep::Slice { start: false, .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{apply, assert_same_results, vec1, Value};
+    use super::super::Pass;
+
+    const POWER: &str = "pub fn power(a: ArrayView1<f64>, k: usize) -> Result<Array1<f64>> {
+        let r = scan(|p, a| p * a, outputs_info = ones_like(a), non_sequences = a, n_steps = k);
+        Ok(r[-1])
+    }";
+
+    #[test]
+    fn only_the_last_row_read_keeps_one_row() {
+        let (_, fired) = apply(POWER, Pass::SaveMem);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].ends_with("output 0 (`ones_like(a)`) keeps 1 row (only x[-1] is read)"),
+            "{fired:?}"
+        );
+        for n in [0i64, 1, 2, 7] {
+            assert_same_results(POWER, "power", &[vec1(&[1.5, -0.5, 2.0]), Value::from(n)]);
+        }
+    }
+
+    #[test]
+    fn the_deepest_negative_read_decides() {
+        let src = "pub fn f(u: ArrayView1<f64>) -> Result<(f64, Array1<f64>)> {
+            let s = scan(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0);
+            Ok((s[-1], s[-3..]))
+        }";
+        let (_, fired) = apply(src, Pass::SaveMem);
+        assert!(
+            fired[0].contains("keeps 3 rows (only x[-1], x[-3..] is read)"),
+            "{fired:?}"
+        );
+        for n in 0..6 {
+            let u: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 + 1.0).collect();
+            assert_same_results(src, "f", &[vec1(&u)]);
+        }
+    }
+
+    #[test]
+    fn whole_or_positive_reads_keep_everything() {
+        for read in ["s", "s[0..3]", "s[-3..2]", "s[2]", "s[..-1]"] {
+            let ret = if read == "s" || read.contains("..") {
+                "Array1<f64>"
+            } else {
+                "f64"
+            };
+            let src = format!(
+                "pub fn f(u: ArrayView1<f64>) -> Result<{ret}> {{
+                    let s = scan(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0);
+                    Ok({read})
+                }}"
+            );
+            let (_, fired) = apply(&src, Pass::SaveMem);
+            assert!(fired.is_empty(), "{read}: {fired:?}");
+        }
+    }
+
+    #[test]
+    fn taps_deeper_than_the_reads_still_work() {
+        // x[-1] is read, but the output's taps reach back 3 steps.
+        let src = "pub fn f(x0: ArrayView1<f64>, n: usize) -> Result<f64> {
+            let x = scan(|a, b, c| a + b * 0.5 - c * 0.25, outputs_info = taps(x0, [-3, -2, -1]), n_steps = n);
+            Ok(x[-1])
+        }";
+        let (_, fired) = apply(src, Pass::SaveMem);
+        assert!(fired[0].contains("keeps 1 row"), "{fired:?}");
+        for n in [0i64, 1, 2, 3, 4, 9] {
+            assert_same_results(src, "f", &[vec1(&[1.0, 2.0, 3.0]), Value::from(n)]);
+        }
+    }
+}
