@@ -140,6 +140,7 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
     let mut body = TokenStream::new();
     let mut reprs: HashMap<NodeId, Repr> = HashMap::new();
     let mut scan_outputs: HashMap<NodeId, Vec<Repr>> = HashMap::new();
+    let users = g.consumers();
 
     for id in g.live_nodes() {
         let node = g.node(id);
@@ -325,7 +326,13 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
             }
             Op::Scan(op) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
-                let code = super::scan::emit(op, &args, &format!("{prefix}{}_", id.0));
+                // Inputs this scan is the only reader of: their buffers may be taken over.
+                let exclusive: Vec<bool> = node
+                    .inputs
+                    .iter()
+                    .map(|i| users[i.0].len() == 1 && !g.outputs.contains(i))
+                    .collect();
+                let code = super::scan::emit(op, &args, &exclusive, &format!("{prefix}{}_", id.0));
                 setup.extend(code.setup);
                 body.extend(code.body);
                 scan_outputs.insert(id, code.outputs);

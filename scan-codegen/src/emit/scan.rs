@@ -62,7 +62,9 @@ impl Storage {
     }
 }
 
-pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
+/// `exclusive[k]`: outer input `k` is read by this scan alone, so a buffer holding it may
+/// be taken over rather than copied.
+pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Code {
     let rt = rt();
     let nd = nd();
     let mut setup = TokenStream::new();
@@ -137,7 +139,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str) -> Code {
                 let owned_row = owned_type(row);
                 setup
                     .extend(quote!(let mut #st: #owned_row = ::core::default::Default::default();));
-                if let Some(init) = init {
+                let k = op.init_input(j);
+                if let (Some(Repr::Buffer(ib)), Some(true)) = (init, k.map(|k| exclusive[k])) {
+                    // The initial state's buffer becomes the state: no copy.
+                    body.extend(quote!(::core::mem::swap(&mut #st, &mut #ib);));
+                } else if let Some(init) = init {
                     let v = init.view();
                     body.extend(quote!(#rt::kernels::copy_into(&mut #st, #v);));
                 } else {

@@ -1,0 +1,189 @@
+//! What the save-mem rewrite buys, measured: peak heap bytes of a call, counted by a
+//! global allocator (only on the measuring thread; one measurement at a time). An output
+//! of which only the last steps are read holds only those, so memory does not grow with
+//! the number of steps.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Mutex;
+
+use scan_runtime::prelude::*;
+
+mod common;
+use common::{second_opinion, Value};
+
+struct PeakAllocator;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+
+thread_local! {
+    /// Whether this thread's allocations are being counted. Const-initialized and without
+    /// a destructor, so reading it from inside the allocator never allocates.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn grow(bytes: usize) {
+    if COUNTING.with(Cell::get) {
+        let live = LIVE.fetch_add(bytes as isize, Ordering::Relaxed) + bytes as isize;
+        PEAK.fetch_max(live, Ordering::Relaxed);
+    }
+}
+
+fn shrink(bytes: usize) {
+    if COUNTING.with(Cell::get) {
+        LIVE.fetch_sub(bytes as isize, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
+// only addition is counter updates, which neither allocate nor touch the memory.
+unsafe impl GlobalAlloc for PeakAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grow(layout.size());
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grow(layout.size());
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        grow(new_size);
+        shrink(layout.size());
+        // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        shrink(layout.size());
+        // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: PeakAllocator = PeakAllocator;
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The peak of heap bytes live during `f` beyond those live when it started, on this
+/// thread, and `f`'s result.
+fn peak_bytes<T>(f: impl FnOnce() -> T) -> (usize, T) {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    LIVE.store(0, Ordering::SeqCst);
+    PEAK.store(0, Ordering::SeqCst);
+    COUNTING.with(|c| c.set(true));
+    let result = f();
+    COUNTING.with(|c| c.set(false));
+    (PEAK.load(Ordering::SeqCst).max(0) as usize, result)
+}
+
+mod programs {
+    scan_tests::program! {
+        /// The tutorial's power, keeping only the last step.
+        pub fn power(a: ArrayView1<f64>, k: usize) -> Result<Array1<f64>> {
+            let r = scan(|p, a| p * a, outputs_info = ones_like(a), non_sequences = a, n_steps = k);
+            Ok(r[-1])
+        }
+
+        /// A running sum keeping every step.
+        pub fn cumsum(u: ArrayView1<f64>) -> Result<Array1<f64>> {
+            let s = scan(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0);
+            Ok(s)
+        }
+
+        pub fn total(u: ArrayView1<f64>) -> Result<f64> {
+            Ok(reduce(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0))
+        }
+
+        pub fn total_left(u: ArrayView2<f64>) -> Result<Array1<f64>> {
+            Ok(foldl(|u_t, s| s * 0.5 + u_t, sequences = u, outputs_info = zeros_like(u[0])))
+        }
+
+        pub fn total_right(u: ArrayView2<f64>) -> Result<Array1<f64>> {
+            Ok(foldr(|u_t, s| s * 0.5 + u_t, sequences = u, outputs_info = zeros_like(u[0])))
+        }
+    }
+}
+
+#[test]
+fn power_of_a_million_elements_holds_three_vectors_not_sixty_four() {
+    let n = 1_000_000;
+    let a = Array1::from_shape_fn(n, |i| 1.0 + (i % 7) as f64 * 1e-3);
+    let (peak, r) = peak_bytes(|| programs::power(a.view(), 64).unwrap());
+    let vector = n * std::mem::size_of::<f64>();
+    assert!(
+        peak <= 3 * vector,
+        "peak {peak} bytes, more than 3 vectors of {vector} bytes (64 steps kept?)"
+    );
+    // The numbers: a**64, by a hand-written loop.
+    for i in [0, 1, 5, 6, n - 1] {
+        let mut p = 1.0;
+        for _ in 0..64 {
+            p *= a[i];
+        }
+        assert_eq!(r[i], p, "element {i}");
+    }
+}
+
+#[test]
+fn a_running_sum_keeping_every_step_holds_its_rows_once() {
+    let u = Array1::from_shape_fn(100_000, |i| (i % 13) as f64 - 6.0);
+    let (peak, s) = peak_bytes(|| programs::cumsum(u.view()).unwrap());
+    let rows = u.len() * std::mem::size_of::<f64>();
+    // The result itself (plus its one initial row): nothing else of that size.
+    assert!(
+        peak <= rows + 64,
+        "peak {peak} bytes for {rows} bytes of rows"
+    );
+    let mut acc = 0.0;
+    for (i, x) in u.iter().enumerate() {
+        acc += x;
+        assert_eq!(s[i], acc);
+    }
+}
+
+#[test]
+fn reduce_foldl_and_foldr_hold_constant_state() {
+    let mut peaks = Vec::new();
+    for steps in [10usize, 10_000] {
+        let u = Array1::from_shape_fn(steps, |i| (i % 5) as f64);
+        let (peak, t) = peak_bytes(|| programs::total(u.view()).unwrap());
+        assert!(peak <= 64, "reduce over {steps} steps: peak {peak} bytes");
+        assert_eq!(t, u.sum());
+
+        let m = Array2::from_shape_fn((steps, 8), |(i, j)| ((i + j) % 5) as f64);
+        let (peak_l, l) = peak_bytes(|| programs::total_left(m.view()).unwrap());
+        let (peak_r, r) = peak_bytes(|| programs::total_right(m.view()).unwrap());
+        // A handful of 8-element rows (state, step result, zeros_like, the result).
+        for (peak, what) in [(peak_l, "foldl"), (peak_r, "foldr")] {
+            assert!(
+                peak <= 6 * 64,
+                "{what} over {steps} steps: peak {peak} bytes"
+            );
+        }
+        peaks.push((peak, peak_l, peak_r));
+        let (mut hl, mut hr) = (Array1::<f64>::zeros(8), Array1::<f64>::zeros(8));
+        for t in 0..steps {
+            hl = &hl * 0.5 + &m.row(t);
+            hr = &hr * 0.5 + &m.row(steps - 1 - t);
+        }
+        assert_eq!(l, hl);
+        assert_eq!(r, hr);
+        second_opinion(
+            programs::SOURCE,
+            "total_right",
+            vec![Value::from(m.clone())],
+            vec![Value::from(r)],
+        );
+    }
+    assert_eq!(
+        peaks[0], peaks[1],
+        "peak bytes grow with the number of steps"
+    );
+}
