@@ -52,7 +52,13 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 let outs: Vec<String> = s
                     .outputs
                     .iter()
-                    .map(|o| format!("{} {:?} taps={:?}", o.label, o.kind(), o.taps))
+                    .map(|o| {
+                        let keep = match o.keep {
+                            Some(k) => format!(" keep={k}"),
+                            None => String::new(),
+                        };
+                        format!("{} {:?} taps={:?}{keep}", o.label, o.kind(), o.taps)
+                    })
                     .collect();
                 format!(
                     "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}",

@@ -52,6 +52,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
         let text = output_label(op, j);
         op.outputs[j].keep = Some(k);
         let rows = match k {
+            0 => "no trace, only what its taps need".to_string(),
             1 => "1 row".to_string(),
             k => format!("{k} rows"),
         };
@@ -61,7 +62,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             let mut how = how;
             how.sort();
             how.dedup();
-            format!("only {} is read", how.join(", "))
+            format!("only {} read", how.join(", "))
         };
         log.fired(format!("{label}: output {j} ({text}) keeps {rows} ({why})"));
     }
@@ -80,20 +81,15 @@ fn rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<(usize, String)>
         Op::Const(Literal::Int(v)) if v < 0 => Some(v.unsigned_abs() as usize),
         _ => None,
     };
-    let text = |s: String| format!("x{s}");
+    let shown = format!("`{}`", node.label);
     match path.first()? {
-        PathStep::Index => {
-            let k = negative(node.inputs[1])?;
-            Some((k, text(format!("[-{k}]"))))
-        }
+        PathStep::Index => Some((negative(node.inputs[1])?, shown)),
         PathStep::Slice { start: true, end } => {
             let k = negative(node.inputs[1])?;
             if *end {
-                let e = negative(node.inputs[2])?;
-                Some((k, text(format!("[-{k}..-{e}]"))))
-            } else {
-                Some((k, text(format!("[-{k}..]"))))
+                negative(node.inputs[2])?;
             }
+            Some((k, shown))
         }
         PathStep::Slice { start: false, .. } => None,
     }
@@ -114,7 +110,7 @@ mod tests {
         let (_, fired) = apply(POWER, Pass::SaveMem);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
-            fired[0].ends_with("output 0 (`ones_like(a)`) keeps 1 row (only x[-1] is read)"),
+            fired[0].ends_with("output 0 (`ones_like(a)`) keeps 1 row (only `r[-1]` read)"),
             "{fired:?}"
         );
         for n in [0i64, 1, 2, 7] {
@@ -130,7 +126,7 @@ mod tests {
         }";
         let (_, fired) = apply(src, Pass::SaveMem);
         assert!(
-            fired[0].contains("keeps 3 rows (only x[-1], x[-3..] is read)"),
+            fired[0].contains("keeps 3 rows (only `s[-1]`, `s[-3..]` read)"),
             "{fired:?}"
         );
         for n in 0..6 {

@@ -39,7 +39,7 @@ pub fn power(
         )?;
         __scan_3_n_steps
     };
-    ::scan_runtime::__private::kernels::copy_into(&mut __scan_3_state0, __scan_2.view());
+    ::core::mem::swap(&mut __scan_3_state0, &mut __scan_2);
     let mut __scan_3_done: usize = __scan_3_n_steps;
     for __scan_3_t in 0..__scan_3_n_steps {
         let __scan_3_0 = __scan_3_state0.view();
