@@ -227,11 +227,20 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             }));
         }
     }
+    let reg = |j: usize, i: usize| format_ident!("{}reg{}_{}", prefix, j, i);
     for (j, o) in op.outputs.iter().enumerate() {
         let b = buf(j);
         let depth = o.depth();
         let rank = op.step.ty(op.step.outputs[j]).rank;
         let storage = Storage::of(o);
+        if rank == 0 && !matches!(storage, Storage::State) {
+            // reg_i holds output[t - depth + i], loaded from the initial rows.
+            for i in 0..depth as usize {
+                let r = reg(j, i);
+                let at = storage.slot(quote!(#i));
+                body.extend(quote!(let mut #r = #b[#at];));
+            }
+        }
         for tap in &o.taps {
             if let Storage::State = storage {
                 let st = state(j);
@@ -245,7 +254,9 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             let offset = (depth + tap) as usize;
             let at = storage.slot(quote!(#t + #offset));
             inputs.push(Input::Expr(if rank == 0 {
-                quote!(#b[#at])
+                // Scalar taps live in locals (registers), shifted each step.
+                let r = reg(j, offset);
+                quote!(#r)
             } else {
                 quote!(#b.index_axis(#nd::Axis(0), #at))
             }));
@@ -282,7 +293,17 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                     let st = state(j);
                     quote!(#st = #v;)
                 }
-                _ => quote!(#b[#at] = #v;),
+                _ => {
+                    let shift = (1..depth).map(|i| {
+                        let (to, from) = (reg(j, i - 1), reg(j, i));
+                        quote!(#to = #from;)
+                    });
+                    let newest = (depth > 0).then(|| {
+                        let r = reg(j, depth - 1);
+                        quote!(#r = #v;)
+                    });
+                    quote!(#b[#at] = #v; #(#shift)* #newest)
+                }
             });
             continue;
         }

@@ -50,10 +50,12 @@ pub fn fibonacci(
                     ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
                 ),
         );
+    let mut __scan_3_reg0_0 = __scan_3_buf0[0usize];
+    let mut __scan_3_reg0_1 = __scan_3_buf0[1usize];
     let mut __scan_3_done: usize = __scan_3_n_steps;
     for __scan_3_t in 0..__scan_3_n_steps {
-        let __scan_3_0 = __scan_3_buf0[__scan_3_t + 0usize];
-        let __scan_3_1 = __scan_3_buf0[__scan_3_t + 1usize];
+        let __scan_3_0 = __scan_3_reg0_0;
+        let __scan_3_1 = __scan_3_reg0_1;
         let __scan_3_2 = __scan_1;
         let __scan_3_3: i64 = ::scan_runtime::__private::math::add(
             __scan_3_0,
@@ -61,6 +63,8 @@ pub fn fibonacci(
         );
         let __scan_3_4: bool = (__scan_3_3 > __scan_3_2);
         __scan_3_buf0[__scan_3_t + 2usize] = __scan_3_3;
+        __scan_3_reg0_0 = __scan_3_reg0_1;
+        __scan_3_reg0_1 = __scan_3_3;
         if __scan_3_4 {
             __scan_3_done = __scan_3_t + 1;
             break;
