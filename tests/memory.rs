@@ -170,8 +170,8 @@ fn reduce_foldl_and_foldr_hold_constant_state() {
         peaks.push((peak, peak_l, peak_r));
         let (mut hl, mut hr) = (Array1::<f64>::zeros(8), Array1::<f64>::zeros(8));
         for t in 0..steps {
-            hl = &hl * 0.5 + &m.row(t);
-            hr = &hr * 0.5 + &m.row(steps - 1 - t);
+            hl = &hl * 0.5 + m.row(t);
+            hr = &hr * 0.5 + m.row(steps - 1 - t);
         }
         assert_eq!(l, hl);
         assert_eq!(r, hr);

@@ -216,6 +216,8 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                         let f = match (ra, rb) {
                             (1, 2) => quote!(dot_vm),
                             (2, 1) => quote!(dot_mv),
+                            (3, 1) => quote!(dot_stack_v),
+                            (3, 2) => quote!(dot_stack_m),
                             _ => quote!(dot_mm),
                         };
                         body.extend(quote!(#rt::kernels::#f(&mut #ident, #a, #b, #label)?;));

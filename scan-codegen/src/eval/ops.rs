@@ -28,10 +28,13 @@ pub fn dot(a: &Value, b: &Value, label: &str) -> Result<Value, String> {
 
 fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<ArrayD<T>, String> {
     // Vectors become a 1-row (left) or 1-column (right) matrix; the product's shape then
-    // drops the axes that were added.
+    // drops the axes that were added. A 3-d left operand (numpy's dot over its last axis,
+    // made by the push-out of sequence work) is a stack of matrices: its leading axes
+    // are flattened into rows and restored after.
     let (m, k) = match *a.shape() {
         [k] => (1, k),
         [m, k] => (m, k),
+        [t, r, k] => (t * r, k),
         _ => return Err(bad_dot_ranks(a.shape(), b.shape(), label)),
     };
     let (k2, n) = match *b.shape() {
@@ -62,6 +65,8 @@ fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<Ar
     let shape: Vec<usize> = match (a.ndim(), b.ndim()) {
         (1, 1) => vec![],
         (1, _) => vec![n],
+        (3, 1) => vec![a.shape()[0], a.shape()[1]],
+        (3, _) => vec![a.shape()[0], a.shape()[1], n],
         (_, 1) => vec![m],
         _ => vec![m, n],
     };
@@ -71,7 +76,7 @@ fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<Ar
 }
 
 fn bad_dot_ranks(a: &[usize], b: &[usize], label: &str) -> String {
-    format!("IR error: `{label}`: dot of shapes {a:?} and {b:?} (ranks must be 1 or 2)")
+    format!("IR error: `{label}`: dot of shapes {a:?} and {b:?} (ranks must be 1 or 2, or 3 on the left)")
 }
 
 // ---------------------------------------------------------------------------------------

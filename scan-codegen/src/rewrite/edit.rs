@@ -129,3 +129,28 @@ pub fn depends_on(step: &Graph, id: NodeId, inputs: &[NodeId]) -> bool {
     }
     false
 }
+
+/// Adds `value` (a node of the outer graph holding one row per step, like the sequence
+/// it is computed from) as a new sequence read with `taps`, last. Returns its step
+/// inputs, one per tap. The caller normalizes the step once its uses are in.
+pub fn add_sequence(
+    op: &mut ScanOp,
+    scan_inputs: &mut Vec<NodeId>,
+    value: NodeId,
+    taps: &[i64],
+    row: Type,
+    label: &str,
+    span: Span,
+) -> Vec<NodeId> {
+    scan_inputs.insert(op.sequences.len(), value);
+    let first = op.first_output_tap_input(0);
+    op.sequences.push(crate::ir::Sequence {
+        taps: taps.to_vec(),
+        label: label.to_string(),
+        span,
+    });
+    taps.iter()
+        .enumerate()
+        .map(|(i, _)| insert_step_input(&mut op.step, first + i, label, row, span))
+        .collect()
+}

@@ -15,6 +15,7 @@ mod cse;
 mod dead;
 mod edit;
 mod push_out_nonseq;
+mod push_out_seq;
 mod save_mem;
 
 #[cfg(test)]
@@ -35,15 +36,18 @@ pub enum Pass {
     Dead,
     /// Step work that depends only on non-sequences and constants moved before the loop.
     PushOutNonSeq,
+    /// Step work on one sequence row moved before the loop, over all rows at once.
+    PushOutSeq,
     /// Each output keeps only the last steps that are read.
     SaveMem,
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 5] = [
+pub const ORDER: [Pass; 6] = [
     Pass::Constants,
     Pass::Cse,
     Pass::PushOutNonSeq,
+    Pass::PushOutSeq,
     Pass::Dead,
     Pass::SaveMem,
 ];
@@ -58,6 +62,7 @@ impl Pass {
             Pass::Cse => "cse",
             Pass::Dead => "dead",
             Pass::PushOutNonSeq => "push_out_nonseq",
+            Pass::PushOutSeq => "push_out_seq",
             Pass::SaveMem => "save_mem",
         }
     }
@@ -72,6 +77,7 @@ impl Pass {
             Pass::Cse => cse::run(g, log),
             Pass::Dead => dead::run(g, log),
             Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
+            Pass::PushOutSeq => push_out_seq::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
         }
     }

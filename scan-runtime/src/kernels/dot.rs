@@ -8,7 +8,8 @@
 //! allocate nothing: matrixmultiply allocates a packing buffer on every call.
 
 use ndarray::{
-    Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Ix1, Ix2, Zip,
+    Array1, Array2, Array3, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Ix1,
+    Ix2, Ix3, Zip,
 };
 
 use crate::element::Number;
@@ -72,6 +73,53 @@ pub fn dot_mm<T: Number>(
     }
     ensure_shape(out, Ix2(m, n));
     T::gemm(out.view_mut(), a, b, what)
+}
+
+/// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a `(k, n)` matrix
+/// `b` (numpy's `dot` over `a`'s last axis): one `(t*m, k) · (k, n)` product when `a` is
+/// contiguous, so a whole sequence's input projection is a single large GEMM.
+pub fn dot_stack_m<T: Number>(
+    out: &mut Array3<T>,
+    a: ArrayView3<'_, T>,
+    b: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let ((t, m, k), (k2, n)) = (a.dim(), b.dim());
+    if k != k2 {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    ensure_shape(out, Ix3(t, m, n));
+    if a.is_standard_layout() {
+        if let (Ok(a2), Ok(o2)) = (
+            a.into_shape_with_order((t * m, k)),
+            out.view_mut().into_shape_with_order((t * m, n)),
+        ) {
+            return T::gemm(o2, a2, b, what);
+        }
+    }
+    for (o, a_t) in out.outer_iter_mut().zip(a.outer_iter()) {
+        T::gemm(o, a_t, b, what)?;
+    }
+    Ok(())
+}
+
+/// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a vector `b` of
+/// length `k`: every row of every matrix dotted with `b`.
+pub fn dot_stack_v<T: Number>(
+    out: &mut Array2<T>,
+    a: ArrayView3<'_, T>,
+    b: ArrayView1<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let (t, m, k) = a.dim();
+    if b.len() != k {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    ensure_shape(out, Ix2(t, m));
+    for (o, a_t) in out.outer_iter_mut().zip(a.outer_iter()) {
+        mv_into(o, a_t, b);
+    }
+    Ok(())
 }
 
 fn dot_error(what: &str, left: &[usize], right: &[usize]) -> Error {
@@ -627,5 +675,56 @@ mod tests {
             .zip(expected.iter())
             .fold(0.0f64, |m, (&x, &y)| m.max((f64::from(x) - y).abs()));
         assert!(err32 < 1e-4, "max error {err32}");
+    }
+}
+
+#[cfg(test)]
+mod stack_tests {
+    use ndarray::{Array2, Array3};
+
+    /// Each matrix of the stack times `b`, by the plain per-matrix product.
+    fn per_matrix(a: &Array3<f64>, b: &Array2<f64>) -> Array3<f64> {
+        let (t, m, _) = a.dim();
+        let mut out = Array3::zeros((t, m, b.ncols()));
+        for i in 0..t {
+            out.index_axis_mut(ndarray::Axis(0), i)
+                .assign(&a.index_axis(ndarray::Axis(0), i).dot(b));
+        }
+        out
+    }
+
+    #[test]
+    fn a_stack_times_a_matrix_equals_each_product() {
+        for (t, m, k, n) in [(0, 3, 4, 5), (1, 1, 1, 1), (7, 32, 48, 40), (3, 2, 5, 4)] {
+            let a =
+                Array3::from_shape_fn((t, m, k), |(i, j, l)| ((i * 7 + j * 3 + l) as f64).sin());
+            let b = Array2::from_shape_fn((k, n), |(i, j)| ((i * 5 + j) as f64 * 0.3).cos());
+            let expected = per_matrix(&a, &b);
+            let mut out = Array3::zeros((0, 0, 0));
+            super::dot_stack_m(&mut out, a.view(), b.view(), "x").unwrap();
+            assert!(
+                (&out - &expected).iter().all(|d| d.abs() < 1e-12),
+                "{t} {m} {k} {n}"
+            );
+            // A non-contiguous stack (every other matrix, reversed) goes matrix by matrix.
+            let strided = a.slice(ndarray::s![..;-2, .., ..]);
+            let expected = per_matrix(&strided.to_owned(), &b);
+            super::dot_stack_m(&mut out, strided, b.view(), "x").unwrap();
+            assert!((&out - &expected).iter().all(|d| d.abs() < 1e-12));
+            let v = b.column(0).to_owned();
+            let mut out_v = Array2::zeros((0, 0));
+            super::dot_stack_v(&mut out_v, a.view(), v.view(), "x").unwrap();
+            let expected_v = expected_first_column(&per_matrix(&a, &b));
+            assert!((&out_v - &expected_v).iter().all(|d| d.abs() < 1e-12));
+        }
+        let a = Array3::<f64>::zeros((2, 3, 4));
+        let b = Array2::<f64>::zeros((5, 6));
+        let mut out = Array3::zeros((0, 0, 0));
+        let e = super::dot_stack_m(&mut out, a.view(), b.view(), "x_t.dot(w)").unwrap_err();
+        assert!(e.to_string().contains("x_t.dot(w)"), "{e}");
+    }
+
+    fn expected_first_column(full: &Array3<f64>) -> Array2<f64> {
+        full.index_axis(ndarray::Axis(2), 0).to_owned()
     }
 }

@@ -1,0 +1,308 @@
+//! Push-out of sequence work: a step node that depends on one tap of one sequence (and on
+//! non-sequences and constants) computes, at step t, a function of that sequence's row
+//! alone, so it can run for all rows at once before the loop, and the step reads the
+//! result as a new sequence with the same taps (PyTensor's `scan_push_out_seq`). The
+//! input projection of an RNN, `x_t.dot(w_in)` with x_t of shape [B, I], becomes one
+//! [T*B, I] x [I, H] product; elementwise work on a sequence becomes one pass over it.
+//!
+//! Moved: elementwise operations, casts and dots with the sequence-derived operand on the
+//! left and a non-sequence on the right, whose whole-sequence form is the same operation
+//! with one more leading axis (for elementwise operations: every sequence-derived operand
+//! has the result's rank, so broadcasting against non-sequences still aligns).
+//!
+//! Never moved: anything reading an output tap; nodes combining two taps or two sequences
+//! (their rows would have to be aligned first); indexing, reductions and transposes of a
+//! row (their whole-sequence form is a different operation). The moved work runs over
+//! every row of the sequence, also rows a shorter `n_steps` or an early `until` would not
+//! reach, and also when the loop runs no step (an error in it, a size mismatch, is then
+//! reported too, as for push-out of non-sequences).
+
+use std::collections::HashMap;
+
+use super::edit::add_sequence;
+use super::{scan_label, Log};
+use crate::ir::{Graph, Node, NodeId, Op, ScanOp};
+
+pub fn run(g: &mut Graph, log: &mut Log) {
+    for i in 0..g.nodes.len() {
+        if !matches!(g.nodes[i].op, Op::Scan(_)) {
+            continue;
+        }
+        let label = scan_label(&g.nodes[i]);
+        let mut node = g.nodes[i].clone();
+        let Op::Scan(op) = &mut node.op else {
+            unreachable!()
+        };
+        for (text, what) in push_out(g, op, &mut node.inputs) {
+            log.fired(format!("{label}: `{text}` {what} before the loop"));
+        }
+        g.nodes[i] = node;
+    }
+    g.normalize();
+}
+
+/// Where a step value comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// Non-sequences and constants only.
+    Invariant,
+    /// One sequence tap (this step input), non-sequences and constants, through
+    /// operations that have a whole-sequence form.
+    Row(NodeId),
+    /// Anything else.
+    Variant,
+}
+
+fn sources(op: &ScanOp) -> Vec<Source> {
+    let step = &op.step;
+    let seq_taps = op.first_output_tap_input(0);
+    let first_ns = op.first_non_sequence_step_input();
+    let mut src = vec![Source::Variant; step.nodes.len()];
+    for (i, node) in step.nodes.iter().enumerate() {
+        let inputs: Vec<Source> = node.inputs.iter().map(|n| src[n.0]).collect();
+        let all_invariant = inputs.iter().all(|s| *s == Source::Invariant);
+        src[i] = match &node.op {
+            Op::Input { index, .. } if *index < seq_taps => Source::Row(NodeId(i)),
+            Op::Input { index, .. } if *index >= first_ns => Source::Invariant,
+            Op::Input { .. } | Op::Scan(_) | Op::ScanOutput { .. } => Source::Variant,
+            Op::Const(_) => Source::Invariant,
+            _ if all_invariant => Source::Invariant,
+            Op::Elemwise(_) | Op::Cast => {
+                let mut rows = node
+                    .inputs
+                    .iter()
+                    .zip(&inputs)
+                    .filter(|(_, s)| matches!(s, Source::Row(_)));
+                let (first_id, first) = rows
+                    .next()
+                    .map(|(n, s)| (*n, *s))
+                    .unwrap_or((NodeId(0), Source::Variant));
+                let one_row = inputs
+                    .iter()
+                    .all(|s| *s == Source::Invariant || *s == first);
+                let aligned = step.ty(first_id).rank == node.ty.rank
+                    && rows.all(|(n, _)| step.ty(*n).rank == node.ty.rank);
+                if matches!(first, Source::Row(_)) && one_row && aligned {
+                    first
+                } else {
+                    Source::Variant
+                }
+            }
+            Op::Dot => {
+                let (a, b) = (node.inputs[0], node.inputs[1]);
+                match (inputs[0], inputs[1]) {
+                    (Source::Row(r), Source::Invariant)
+                        if step.ty(a).rank <= 2 && step.ty(b).rank <= 2 =>
+                    {
+                        Source::Row(r)
+                    }
+                    _ => Source::Variant,
+                }
+            }
+            _ => Source::Variant,
+        };
+    }
+    src
+}
+
+fn worth_moving(op: &Op) -> bool {
+    matches!(op, Op::Elemwise(_) | Op::Cast | Op::Dot)
+}
+
+/// Moves the sequence work of `op`'s step into `g`; returns (label, what) of each move.
+fn push_out(
+    g: &mut Graph,
+    op: &mut ScanOp,
+    scan_inputs: &mut Vec<NodeId>,
+) -> Vec<(String, String)> {
+    let src = sources(op);
+    let users = op.step.consumers();
+    let roots: Vec<NodeId> = (0..op.step.nodes.len())
+        .filter(|&i| matches!(src[i], Source::Row(_)) && worth_moving(&op.step.nodes[i].op))
+        .filter(|&i| {
+            users[i].iter().any(|u| src[u.0] != src[i]) || op.step.outputs.contains(&NodeId(i))
+        })
+        .map(NodeId)
+        .collect();
+    if roots.is_empty() {
+        return Vec::new();
+    }
+    // Which sequence, and which of its taps, each sequence step input is.
+    let mut tap_of: HashMap<NodeId, (usize, usize)> = HashMap::new();
+    for (s, seq) in op.sequences.iter().enumerate() {
+        let first = op.first_sequence_tap_input(s);
+        for k in 0..seq.taps.len() {
+            tap_of.insert(op.step.inputs[first + k], (s, k));
+        }
+    }
+    let mut copied: HashMap<NodeId, NodeId> = HashMap::new();
+    let mut moved = Vec::new();
+    for root in roots {
+        let Source::Row(input) = src[root.0] else {
+            unreachable!()
+        };
+        let (s, k) = tap_of[&input];
+        let outer = copy_into_outer(g, op, scan_inputs, &src, root, &mut copied);
+        let node = op.step.node(root).clone();
+        let taps = op.sequences[s].taps.clone();
+        let new_inputs = add_sequence(
+            op,
+            scan_inputs,
+            outer,
+            &taps,
+            node.ty,
+            &node.label,
+            node.span,
+        );
+        op.step.replace_uses(root, new_inputs[k]);
+        let what = match &node.op {
+            Op::Dot => {
+                let a = g.ty(g.node(outer).inputs[0]);
+                let b = g.ty(g.node(outer).inputs[1]);
+                format!(
+                    "becomes one product of a rank-{} by a rank-{} array over all steps,",
+                    a.rank, b.rank
+                )
+            }
+            _ => "is computed for all steps in one pass".to_string(),
+        };
+        moved.push((node.label, what));
+    }
+    op.step.normalize();
+    moved
+}
+
+fn copy_into_outer(
+    g: &mut Graph,
+    op: &ScanOp,
+    scan_inputs: &[NodeId],
+    src: &[Source],
+    id: NodeId,
+    copied: &mut HashMap<NodeId, NodeId>,
+) -> NodeId {
+    if let Some(&c) = copied.get(&id) {
+        return c;
+    }
+    let node = op.step.node(id).clone();
+    let outer = match node.op {
+        Op::Input { index, .. } if index < op.first_output_tap_input(0) => {
+            let s = (0..op.sequences.len())
+                .rev()
+                .find(|&s| op.first_sequence_tap_input(s) <= index)
+                .expect("a sequence tap belongs to a sequence");
+            scan_inputs[s]
+        }
+        Op::Input { index, .. } => {
+            let k = index - op.first_non_sequence_step_input();
+            scan_inputs[op.first_non_sequence_input() + k]
+        }
+        _ => {
+            let inputs: Vec<NodeId> = node
+                .inputs
+                .iter()
+                .map(|&n| copy_into_outer(g, op, scan_inputs, src, n, copied))
+                .collect();
+            // A row-derived value gains the leading axis of the steps.
+            let ty = match src[id.0] {
+                Source::Row(_) => node.ty.with_rank(node.ty.rank + 1),
+                _ => node.ty,
+            };
+            g.add(Node { inputs, ty, ..node })
+        }
+    };
+    copied.insert(id, outer);
+    outer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{apply, assert_same_results, vec1, Value};
+    use super::super::Pass;
+
+    fn mat(rows: usize, cols: usize, seed: f64) -> Value {
+        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
+            ((i * cols + j) as f64 * 0.37 + seed).sin()
+        }))
+    }
+
+    fn cube(t: usize, b: usize, k: usize) -> Value {
+        Value::from(ndarray::Array3::from_shape_fn((t, b, k), |(i, j, l)| {
+            ((i * 31 + j * 7 + l) as f64 * 0.13).cos()
+        }))
+    }
+
+    const ELMAN: &str = "pub fn elman(x: ArrayView3<f64>, h0: ArrayView2<f64>, w_in: ArrayView2<f64>, w: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<Array3<f64>> {
+        let h = scan(|x_t, h, w_in, w, b| tanh(x_t.dot(w_in) + h.dot(w) + b), sequences = x, outputs_info = h0, non_sequences = [w_in, w, b]);
+        Ok(h)
+    }";
+
+    #[test]
+    fn the_input_projection_becomes_one_product() {
+        let (ir, fired) = apply(ELMAN, Pass::PushOutSeq);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].contains("`x_t.dot(w_in)` becomes one product of a rank-3 by a rank-2 array over all steps, before the loop"),
+            "{fired:?}"
+        );
+        assert!(
+            ir.contains("= dot(%0, %2) : 3-d array of f64") || ir.contains("dot(%0, %2)"),
+            "{ir}"
+        );
+        for t in [0, 1, 2, 5] {
+            assert_same_results(
+                ELMAN,
+                "elman",
+                &[
+                    cube(t, 3, 4),
+                    mat(3, 5, 0.1),
+                    mat(4, 5, 0.2),
+                    mat(5, 5, 0.3),
+                    vec1(&[0.1, -0.2, 0.3, 0.0, 0.5]),
+                ],
+            );
+        }
+    }
+
+    #[test]
+    fn elementwise_work_on_a_tap_moves_with_its_window() {
+        // Two taps of u: each product moves as its own sequence with u's window.
+        let src = "pub fn f(u: ArrayView1<f64>, a: f64) -> Result<Array1<f64>> {
+            let y = scan(|u_tm2, u_t, y, a| y * 0.5 + exp(u_t * a) - u_tm2 * 2.0, sequences = taps(u, [-2, 0]), outputs_info = 0.0, non_sequences = a, go_backwards = true);
+            Ok(y)
+        }";
+        let (_, fired) = apply(src, Pass::PushOutSeq);
+        assert_eq!(fired.len(), 2, "{fired:?}");
+        assert!(
+            fired
+                .iter()
+                .any(|f| f.contains("`exp(u_t * a)` is computed for all steps")),
+            "{fired:?}"
+        );
+        for n in [0usize, 1, 2, 3, 4, 9] {
+            let u: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.0).collect();
+            assert_same_results(src, "f", &[vec1(&u), Value::from(0.7)]);
+        }
+    }
+
+    #[test]
+    fn work_reading_an_output_or_two_rows_stays() {
+        let src = "pub fn f(u: ArrayView1<f64>, v: ArrayView1<f64>) -> Result<Array1<f64>> {
+            let y = scan(|u_t, v_t, y| y * u_t + u_t * v_t, sequences = [u, v], outputs_info = 0.0);
+            Ok(y)
+        }";
+        let (_, fired) = apply(src, Pass::PushOutSeq);
+        assert!(fired.is_empty(), "{fired:?}");
+    }
+
+    #[test]
+    fn a_row_broadcast_against_a_bigger_non_sequence_stays() {
+        // u_t is a scalar, w a vector: over the whole sequence the axes would not align.
+        let src = "pub fn f(u: ArrayView1<f64>, w: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let y = scan(|u_t, w| u_t * w, sequences = u, non_sequences = w);
+            Ok(y)
+        }";
+        let (_, fired) = apply(src, Pass::PushOutSeq);
+        assert!(fired.is_empty(), "{fired:?}");
+        assert_same_results(src, "f", &[vec1(&[1.0, 2.0]), vec1(&[0.5, 0.25, 3.0])]);
+    }
+}
