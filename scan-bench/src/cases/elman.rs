@@ -1,0 +1,122 @@
+//! elman: h_t = tanh(x_t @ W_in + h_{t-1} @ W + b); x = gen([T, B, I], 4, 1.0), W_in =
+//! gen([I, H], 5, 0.1), W = gen([H, H], 6, 0.1), b = gen([H], 7, 0.1), h_{-1} = 0; f32,
+//! every h kept; T = 256, B = 32, I = 256, H = 512.
+//!
+//! Difference from SPEC: h_{-1} is passed in as an argument (a [B, H] array of zeros made
+//! outside the call), because the step language has no way to make zeros of a shape that
+//! appears nowhere among the inputs (zeros_like of a [B, H] value would need a product
+//! computed only for its shape). The hand-written loop reads the same argument.
+
+use scan_runtime::prelude::*;
+
+use crate::inputs::{flat, gen_f32};
+use crate::kernels::{gemm, tanh_f32};
+use crate::timing::Impl;
+use crate::{Bench, DType};
+
+scan_twice! {
+    pub fn elman(
+        x: ArrayView3<f32>,
+        h0: ArrayView2<f32>,
+        w_in: ArrayView2<f32>,
+        w: ArrayView2<f32>,
+        b: ArrayView1<f32>,
+    ) -> Result<Array3<f32>> {
+        let h = scan(
+            |x_t, h_tm1, w_in, w, b| tanh(x_t.dot(w_in) + h_tm1.dot(w) + b),
+            sequences = x,
+            outputs_info = h0,
+            non_sequences = [w_in, w, b],
+        );
+        Ok(h)
+    }
+}
+
+/// The inputs of one run.
+pub struct Inputs {
+    pub x: Array3<f32>,
+    pub h0: Array2<f32>,
+    pub w_in: Array2<f32>,
+    pub w: Array2<f32>,
+    pub b: Array1<f32>,
+}
+
+/// The hand-written loop, as cuDNN-style RNNs do it:
+/// 1. the input projection of every step at once, X [T*B, I] @ W_in, one large GEMM
+///    written straight into the output buffer (no other buffer of that size);
+/// 2. per step, `out[t] += h_{t-1} @ W` (faer GEMM accumulating in place, h_{t-1} being
+///    `out[t-1]`), then one fused pass `out[t] = tanh(out[t] + b)` with a vectorized tanh.
+///
+/// Nothing is stored besides the output.
+pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
+    let (t_len, batch, i) = inp.x.dim();
+    let h = inp.b.len();
+    let (b, w) = (flat(&inp.b), flat(&inp.w));
+    let row = batch * h;
+    let mut out = vec![0.0f32; t_len * row];
+    gemm(
+        &mut out,
+        flat(&inp.x),
+        flat(&inp.w_in),
+        t_len * batch,
+        i,
+        h,
+        false,
+    );
+    for t in 0..t_len {
+        let (done, rest) = out.split_at_mut(t * row);
+        let h_prev = if t == 0 {
+            flat(&inp.h0)
+        } else {
+            &done[(t - 1) * row..]
+        };
+        let cur = &mut rest[..row];
+        gemm(cur, h_prev, w, batch, h, h, true);
+        for r in cur.chunks_exact_mut(h) {
+            for (v, &bias) in r.iter_mut().zip(b) {
+                *v = tanh_f32(*v + bias);
+            }
+        }
+    }
+    Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")
+}
+
+pub fn run(bench: &mut Bench) {
+    let (t, b, i, h) = (
+        bench.size(256, 32, 4),
+        bench.size(32, 8, 4),
+        bench.size(256, 8, 8),
+        bench.size(512, 8, 8),
+    );
+    let inp = Inputs {
+        x: gen_f32((t, b, i), 4, 1.0),
+        h0: Array2::zeros((b, h)),
+        w_in: gen_f32((i, h), 5, 0.1),
+        w: gen_f32((h, h), 6, 0.1),
+        b: gen_f32([h], 7, 0.1),
+    };
+    let v = &inp;
+    bench.run(
+        "elman",
+        DType::F32,
+        Impl::fallible("scan", || {
+            rw::elman(
+                v.x.view(),
+                v.h0.view(),
+                v.w_in.view(),
+                v.w.view(),
+                v.b.view(),
+            )
+        }),
+        Impl::fallible("scan_norewrite", || {
+            norw::elman(
+                v.x.view(),
+                v.h0.view(),
+                v.w_in.view(),
+                v.w.view(),
+                v.b.view(),
+            )
+        }),
+        Impl::infallible("handwritten", || elman_hand(v)),
+    );
+}

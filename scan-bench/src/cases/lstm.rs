@@ -1,0 +1,198 @@
+//! lstm: the standard LSTM, gates i, f, g, o from one merged W_x [I, 4H], W_h [H, 4H] and
+//! b [4H] (in that order along the 4H axis); i, f, o = sigmoid, g = tanh; c_t = f c_{t-1} +
+//! i g; h_t = o tanh(c_t); x = gen([T, B, I], 8, 1.0), W_x = gen([I, 4H], 9, 0.1), W_h =
+//! gen([H, 4H], 10, 0.1), b = gen([4H], 11, 0.1); h, c start at 0; f32, every h kept;
+//! T = 128, B = 32, I = 256, H = 512.
+//!
+//! Differences from SPEC, because of today's step language:
+//! - h_{-1} and c_{-1} are passed in as arguments (zeros made outside the call): nothing
+//!   in the language makes zeros of a [B, H] shape absent from the inputs.
+//! - H is passed in as `hidden`: the language has no shape query, and the gates are cut
+//!   out of the merged [B, 4H] pre-activation by slicing. Slicing acts on the leading axis
+//!   only, so a gate's columns are taken as `z.t()[a..b].t()` (views, no copy).
+
+use scan_runtime::prelude::*;
+
+use crate::inputs::{flat, gen_f32};
+use crate::kernels::{gemm, sigmoid_f32, tanh_f32};
+use crate::timing::Impl;
+use crate::{Bench, DType};
+
+scan_twice! {
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm(
+        x: ArrayView3<f32>,
+        h0: ArrayView2<f32>,
+        c0: ArrayView2<f32>,
+        w_x: ArrayView2<f32>,
+        w_h: ArrayView2<f32>,
+        b: ArrayView1<f32>,
+        hidden: usize,
+    ) -> Result<Array3<f32>> {
+        let (h, c) = scan(
+            |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                let z = (x_t.dot(w_x) + h_tm1.dot(w_h) + b).t();
+                let i = sigmoid(z[..hidden].t());
+                let f = sigmoid(z[hidden..2 * hidden].t());
+                let g = tanh(z[2 * hidden..3 * hidden].t());
+                let o = sigmoid(z[3 * hidden..].t());
+                let c_t = f * c_tm1 + i * g;
+                (o * tanh(c_t), c_t)
+            },
+            sequences = x,
+            outputs_info = [h0, c0],
+            non_sequences = [w_x, w_h, b],
+        );
+        Ok(h)
+    }
+}
+
+/// The inputs of one run.
+pub struct Inputs {
+    pub x: Array3<f32>,
+    pub h0: Array2<f32>,
+    pub c0: Array2<f32>,
+    pub w_x: Array2<f32>,
+    pub w_h: Array2<f32>,
+    pub b: Array1<f32>,
+}
+
+/// The hand-written loop:
+/// 1. the input projection of every step at once, X [T*B, I] @ W_x, one large GEMM into a
+///    [T*B, 4H] scratch buffer (the only buffer besides the output and c);
+/// 2. per step, `z_t += h_{t-1} @ W_h` (faer GEMM accumulating in place into that step's
+///    rows of the scratch; h_{t-1} is the previous output row), then one fused pass over
+///    [B, H] doing bias, the four activations, c (updated in place) and h (written
+///    straight into the output): no gate array is ever stored.
+pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
+    let (t_len, batch, i_len) = inp.x.dim();
+    let h = inp.b.len() / 4;
+    let (zrow, hrow) = (batch * 4 * h, batch * h);
+    let mut z = vec![0.0f32; t_len * zrow];
+    gemm(
+        &mut z,
+        flat(&inp.x),
+        flat(&inp.w_x),
+        t_len * batch,
+        i_len,
+        4 * h,
+        false,
+    );
+    let mut c = flat(&inp.c0).to_vec();
+    let mut out = vec![0.0f32; t_len * hrow];
+    let (b_i, rest) = flat(&inp.b).split_at(h);
+    let (b_f, rest) = rest.split_at(h);
+    let (b_g, b_o) = rest.split_at(h);
+    for t in 0..t_len {
+        let (done, rest) = out.split_at_mut(t * hrow);
+        let h_prev = if t == 0 {
+            flat(&inp.h0)
+        } else {
+            &done[(t - 1) * hrow..]
+        };
+        let h_out = &mut rest[..hrow];
+        let z_t = &mut z[t * zrow..(t + 1) * zrow];
+        gemm(z_t, h_prev, flat(&inp.w_h), batch, h, 4 * h, true);
+        let rows = z_t
+            .chunks_exact(4 * h)
+            .zip(c.chunks_exact_mut(h))
+            .zip(h_out.chunks_exact_mut(h));
+        for ((z_r, c_r), h_r) in rows {
+            let (z_i, rest) = z_r.split_at(h);
+            let (z_f, rest) = rest.split_at(h);
+            let (z_g, z_o) = rest.split_at(h);
+            gates(&mut GateRow {
+                z_i,
+                z_f,
+                z_g,
+                z_o,
+                b_i,
+                b_f,
+                b_g,
+                b_o,
+                c: c_r,
+                h: h_r,
+            });
+        }
+    }
+    Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")
+}
+
+/// One batch row of one step: the four gate pre-activations (without bias), the four bias
+/// slices, the cell state (updated in place) and the output row.
+struct GateRow<'a> {
+    z_i: &'a [f32],
+    z_f: &'a [f32],
+    z_g: &'a [f32],
+    z_o: &'a [f32],
+    b_i: &'a [f32],
+    b_f: &'a [f32],
+    b_g: &'a [f32],
+    b_o: &'a [f32],
+    c: &'a mut [f32],
+    h: &'a mut [f32],
+}
+
+/// The fused elementwise pass; every slice is cut to the same length first so the bounds
+/// checks go away and the loop vectorizes.
+#[allow(clippy::needless_range_loop)]
+fn gates(r: &mut GateRow<'_>) {
+    let n = r.h.len();
+    let (z_i, z_f, z_g, z_o) = (&r.z_i[..n], &r.z_f[..n], &r.z_g[..n], &r.z_o[..n]);
+    let (b_i, b_f, b_g, b_o) = (&r.b_i[..n], &r.b_f[..n], &r.b_g[..n], &r.b_o[..n]);
+    let (c, h) = (&mut r.c[..n], &mut r.h[..n]);
+    for j in 0..n {
+        let i = sigmoid_f32(z_i[j] + b_i[j]);
+        let f = sigmoid_f32(z_f[j] + b_f[j]);
+        let g = tanh_f32(z_g[j] + b_g[j]);
+        let o = sigmoid_f32(z_o[j] + b_o[j]);
+        let c_t = f * c[j] + i * g;
+        c[j] = c_t;
+        h[j] = o * tanh_f32(c_t);
+    }
+}
+
+pub fn run(bench: &mut Bench) {
+    let (t, b, i, h) = (
+        bench.size(128, 32, 4),
+        bench.size(32, 8, 4),
+        bench.size(256, 8, 8),
+        bench.size(512, 8, 8),
+    );
+    let inp = Inputs {
+        x: gen_f32((t, b, i), 8, 1.0),
+        h0: Array2::zeros((b, h)),
+        c0: Array2::zeros((b, h)),
+        w_x: gen_f32((i, 4 * h), 9, 0.1),
+        w_h: gen_f32((h, 4 * h), 10, 0.1),
+        b: gen_f32([4 * h], 11, 0.1),
+    };
+    let v = &inp;
+    bench.run(
+        "lstm",
+        DType::F32,
+        Impl::fallible("scan", || {
+            rw::lstm(
+                v.x.view(),
+                v.h0.view(),
+                v.c0.view(),
+                v.w_x.view(),
+                v.w_h.view(),
+                v.b.view(),
+                h,
+            )
+        }),
+        Impl::fallible("scan_norewrite", || {
+            norw::lstm(
+                v.x.view(),
+                v.h0.view(),
+                v.c0.view(),
+                v.w_x.view(),
+                v.w_h.view(),
+                v.b.view(),
+                h,
+            )
+        }),
+        Impl::infallible("handwritten", || lstm_hand(v)),
+    );
+}
