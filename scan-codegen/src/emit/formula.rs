@@ -45,3 +45,33 @@ pub fn scalar(op: ElemOp, args: &[TokenStream]) -> TokenStream {
         ),
     }
 }
+
+/// Tokens of a constant of `dtype` (the same spelling as the graph emitter's constants:
+/// NaN and infinities by name, finite floats as `(v as f64)`).
+pub fn literal(value: crate::ir::Literal, dtype: crate::ir::DType) -> TokenStream {
+    use crate::ir::{DType, Literal};
+    let float = |v: f64, ty: TokenStream| {
+        if v.is_nan() {
+            quote!(#ty::NAN)
+        } else if v.is_infinite() {
+            if v > 0.0 {
+                quote!(#ty::INFINITY)
+            } else {
+                quote!(#ty::NEG_INFINITY)
+            }
+        } else {
+            let lit = proc_macro2::Literal::f64_unsuffixed(v);
+            quote!((#lit as #ty))
+        }
+    };
+    match (value, dtype) {
+        (Literal::Bool(b), _) => quote!(#b),
+        (Literal::Int(v), DType::I32) => {
+            let v = v as i32;
+            quote!(#v)
+        }
+        (Literal::Int(v), _) => quote!(#v),
+        (Literal::Float(v), DType::F32) => float(v as f32 as f64, quote!(f32)),
+        (Literal::Float(v), _) => float(v, quote!(f64)),
+    }
+}

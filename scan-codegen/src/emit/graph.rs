@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{formula, nd, owned_type, rt, scalar_type};
-use crate::ir::{Graph, Literal, NodeId, Op, PathStep, ReduceOp};
+use super::formula::{self, literal};
+use super::{nd, owned_type, rt, scalar_type};
+use crate::ir::{Graph, NodeId, Op, PathStep, ReduceOp};
 
 /// How a graph input arrives: an expression giving a view (arrays) or a scalar.
 pub enum Input {
@@ -101,36 +102,6 @@ pub struct Code {
     pub setup: TokenStream,
     pub body: TokenStream,
     pub outputs: Vec<Repr>,
-}
-
-/// Literal tokens of a constant of the node's dtype.
-fn literal(value: Literal, dtype: crate::ir::DType) -> TokenStream {
-    use crate::ir::DType;
-    match (value, dtype) {
-        (Literal::Bool(b), _) => quote!(#b),
-        (Literal::Int(v), DType::I32) => {
-            let v = v as i32;
-            quote!(#v)
-        }
-        (Literal::Int(v), _) => quote!(#v),
-        (Literal::Float(v), DType::F32) => float(v as f32 as f64, quote!(f32)),
-        (Literal::Float(v), _) => float(v, quote!(f64)),
-    }
-}
-
-fn float(v: f64, ty: TokenStream) -> TokenStream {
-    if v.is_nan() {
-        quote!(#ty::NAN)
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            quote!(#ty::INFINITY)
-        } else {
-            quote!(#ty::NEG_INFINITY)
-        }
-    } else {
-        let lit = proc_macro2::Literal::f64_unsuffixed(v);
-        quote!((#lit as #ty))
-    }
 }
 
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
@@ -321,6 +292,14 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                 });
                 repr
             }
+            Op::Fused(fused) => {
+                let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
+                let repr = declare_buffer(&mut setup);
+                body.extend(map_kernel(&ident, &args, label, |xs| {
+                    fused_element(fused, xs)
+                }));
+                repr
+            }
             Op::Transpose => {
                 let x = arg(0).view();
                 body.extend(quote!(let #ident = #x.reversed_axes();));
@@ -378,6 +357,37 @@ fn map_kernel(
     let body = f(&operands);
     let kernel = format_ident!("map{}", arrays.len());
     quote!(#rt::kernels::#kernel(&mut #out, #(#arrays,)* #label, |#(#params),*| #body)?;)
+}
+
+/// One element of a fused chain: its operations' scalar formulas in order, reading the
+/// chain's operands `xs` (closure parameters for arrays, captured locals for scalars).
+fn fused_element(body: &Graph, xs: &[TokenStream]) -> TokenStream {
+    let rt = rt();
+    let mut lets = TokenStream::new();
+    let mut value: HashMap<NodeId, TokenStream> = HashMap::new();
+    for id in body.live_nodes() {
+        let node = body.node(id);
+        let e = format_ident!("__e{}", id.0);
+        let ins: Vec<TokenStream> = node.inputs.iter().map(|i| value[i].clone()).collect();
+        let s = scalar_type(node.ty.dtype);
+        let expr = match &node.op {
+            Op::Input { index, .. } => {
+                value.insert(id, xs[*index].clone());
+                continue;
+            }
+            Op::Const(v) => literal(*v, node.ty.dtype),
+            Op::Elemwise(op) => formula::scalar(*op, &ins),
+            Op::Cast => {
+                let x = &ins[0];
+                quote!(#rt::element::Cast::<#s>::cast(#x))
+            }
+            other => unreachable!("fusion admits only elementwise nodes, found {other:?}"),
+        };
+        lets.extend(quote!(let #e: #s = #expr;));
+        value.insert(id, quote!(#e));
+    }
+    let out = &value[&body.outputs[0]];
+    quote!({ #lets #out })
 }
 
 /// A view (or mutable view) of `base` through an indexing path.

@@ -8,6 +8,7 @@
 
 mod formula;
 mod graph;
+mod interchange;
 mod scan;
 
 use proc_macro2::TokenStream;

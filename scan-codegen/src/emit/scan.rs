@@ -3,13 +3,17 @@
 //! per step. In the loop: step arguments are views at computed offsets into the sequences
 //! and output buffers (taps are index arithmetic), the step's body, then each result is
 //! written into its row. After the loop: each output is a view of the rows the steps wrote.
+//! A scan marked by loop interchange also gets the interchanged loop (element chunks
+//! outer, steps inner: `emit/interchange.rs`), tried first on the same storage.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::graph::{self, Code, Input, Repr};
+use super::interchange;
 use super::{nd, owned_type, rt};
 use crate::ir::{NodeId, Op, Output, OutputKind, ScanOp};
+use crate::rewrite::loop_interchange;
 
 /// `Dim([lead, s[skip], s[skip+1], ..])` with `rest` trailing axes taken from shape `s`.
 fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usize) -> TokenStream {
@@ -34,7 +38,7 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
 
 /// How the loop holds an output (chosen from `Output::keep`, set by save-mem).
 #[derive(Clone, Copy)]
-enum Storage {
+pub(super) enum Storage {
     /// Every step after the initial rows.
     Trace,
     /// A ring of this many rows: the last steps kept and the taps' depth.
@@ -45,7 +49,7 @@ enum Storage {
 }
 
 impl Storage {
-    fn of(o: &Output) -> Storage {
+    pub(super) fn of(o: &Output) -> Storage {
         match o.keep {
             None => Storage::Trace,
             Some(k) if k.max(o.depth() as usize) <= 1 => Storage::State,
@@ -382,14 +386,48 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     } else {
         TokenStream::new()
     };
-    body.extend(quote! {
-        let mut #done: usize = #n;
+    let the_loop = quote! {
         for #t in 0..#n {
             #step_body
             #writes
             #stop
         }
-    });
+    };
+    // Marked by loop interchange (and still elementwise): element chunks outer, steps
+    // inner, when the rows allow it at run time; otherwise the loop above.
+    if op.interchange && loop_interchange::eligible(op).is_ok() {
+        let idents =
+            |f: &dyn Fn(usize) -> proc_macro2::Ident, k: usize| (0..k).map(f).collect::<Vec<_>>();
+        let (seqs, avails) = (
+            idents(&seq, op.sequences.len()),
+            idents(&avail, op.sequences.len()),
+        );
+        let (bufs, states) = (
+            idents(&buf, op.outputs.len()),
+            idents(&state, op.outputs.len()),
+        );
+        let names = interchange::Names {
+            n: &n,
+            seqs: &seqs,
+            avails: &avails,
+            bufs: &bufs,
+            states: &states,
+        };
+        let ic_block = interchange::emit(op, args, prefix, &names);
+        let ran = format_ident!("{}ic", prefix);
+        body.extend(quote! {
+            let mut #done: usize = #n;
+            let #ran: bool = #ic_block;
+            if !#ran {
+                #the_loop
+            }
+        });
+    } else {
+        body.extend(quote! {
+            let mut #done: usize = #n;
+            #the_loop
+        });
+    }
 
     // Results: the rows the steps wrote, or the last ones kept.
     let mut outputs = Vec::new();

@@ -239,6 +239,14 @@ fn eval_node(
             arity(1)?;
             ops::transpose(&args[0])
         }
+        // The fused operations evaluated one by one on whole arrays, as before fusion.
+        Op::Fused(body) => {
+            let mut results = eval_graph(body, &args)?;
+            if results.len() != 1 {
+                return Err(ir_error(id, label, "is a fused body without one output"));
+            }
+            results.remove(0)
+        }
         Op::Scan(op) => return scan::eval_scan(op, &args, label).map(Slot::Scan),
         Op::ScanOutput { .. } => unreachable!("handled above"),
     };

@@ -152,6 +152,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         has_n_steps: false,
         go_backwards: false,
         has_until: false,
+        interchange: false,
         step,
     }
 }

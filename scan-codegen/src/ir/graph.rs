@@ -97,6 +97,11 @@ pub enum Op {
     },
     /// inputs: [x]; reversed axes.
     Transpose,
+    /// inputs: the operands of a chain of elementwise operations, fused into one pass by
+    /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
+    /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,
+    /// `Elemwise` and `Cast`, its one output the element of the result.
+    Fused(Box<Graph>),
     /// inputs: see `ScanOp::outer_inputs`. Its results are read through `ScanOutput`.
     Scan(Box<ScanOp>),
     /// inputs: [scan node]; all steps of output `index` (steps actually done when `until`).

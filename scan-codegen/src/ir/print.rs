@@ -43,6 +43,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 )
             }
             Op::Transpose => "transpose".to_string(),
+            Op::Fused(_) => "fused".to_string(),
             Op::Scan(s) => {
                 let seqs: Vec<String> = s
                     .sequences
@@ -61,14 +62,15 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     })
                     .collect();
                 format!(
-                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}",
+                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}",
                     s.name.as_deref().map(|n| format!(" {n:?}")).unwrap_or_default(),
                     seqs.join(", "),
                     outs.join(", "),
                     s.non_sequences.len(),
                     s.has_n_steps,
                     s.go_backwards,
-                    s.has_until
+                    s.has_until,
+                    if s.interchange { " interchange" } else { "" }
                 )
             }
             Op::ScanOutput { index } => format!("scan_output#{index}"),
@@ -85,8 +87,10 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             format!(" : {}", node.ty)
         };
         let _ = writeln!(out, "{pad}%{i} = {op}{args}{ty}");
-        if let Op::Scan(s) = &node.op {
-            graph(&s.step, depth + 1, out);
+        match &node.op {
+            Op::Scan(s) => graph(&s.step, depth + 1, out),
+            Op::Fused(body) => graph(body, depth + 1, out),
+            _ => {}
         }
     }
     let outs: Vec<String> = g.outputs.iter().map(|n| format!("%{}", n.0)).collect();

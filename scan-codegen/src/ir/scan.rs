@@ -93,6 +93,10 @@ pub struct ScanOp {
     pub has_n_steps: bool,
     pub go_backwards: bool,
     pub has_until: bool,
+    /// Run "element chunks outer, steps inner": set by the loop-interchange rewrite on a
+    /// recurrence whose step is elementwise (see `rewrite/loop_interchange.rs`). It does
+    /// not change what the scan computes, only the loop the emitter writes.
+    pub interchange: bool,
     pub step: Graph,
 }
 

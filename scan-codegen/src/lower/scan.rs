@@ -252,6 +252,7 @@ impl Lowerer<'_> {
             has_n_steps: n_steps.is_some(),
             go_backwards: call.go_backwards,
             has_until: until.is_some(),
+            interchange: false,
             step,
         };
         let label = call

@@ -14,6 +14,8 @@ mod constants;
 mod cse;
 mod dead;
 mod edit;
+mod fusion;
+pub(crate) mod loop_interchange;
 mod push_out_nonseq;
 mod push_out_seq;
 mod save_mem;
@@ -40,16 +42,22 @@ pub enum Pass {
     PushOutSeq,
     /// Each output keeps only the last steps that are read.
     SaveMem,
+    /// Chains of elementwise operations on arrays computed in one pass.
+    Fusion,
+    /// An elementwise recurrence runs element chunks outer, steps inner (state in cache).
+    LoopInterchange,
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 6] = [
+pub const ORDER: [Pass; 8] = [
     Pass::Constants,
     Pass::Cse,
     Pass::PushOutNonSeq,
     Pass::PushOutSeq,
     Pass::Dead,
     Pass::SaveMem,
+    Pass::Fusion,
+    Pass::LoopInterchange,
 ];
 
 /// At most this many rounds of [`ORDER`].
@@ -64,6 +72,8 @@ impl Pass {
             Pass::PushOutNonSeq => "push_out_nonseq",
             Pass::PushOutSeq => "push_out_seq",
             Pass::SaveMem => "save_mem",
+            Pass::LoopInterchange => "loop_interchange",
+            Pass::Fusion => "fusion",
         }
     }
 
@@ -79,6 +89,8 @@ impl Pass {
             Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
             Pass::PushOutSeq => push_out_seq::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
+            Pass::LoopInterchange => loop_interchange::run(g, log),
+            Pass::Fusion => fusion::run(g, log),
         }
     }
 }

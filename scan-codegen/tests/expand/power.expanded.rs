@@ -41,23 +41,111 @@ pub fn power(
     };
     ::core::mem::swap(&mut __scan_3_state0, &mut __scan_2);
     let mut __scan_3_done: usize = __scan_3_n_steps;
-    for __scan_3_t in 0..__scan_3_n_steps {
-        let __scan_3_0 = __scan_3_state0.view();
-        let __scan_3_1 = __scan_0.view();
-        ::scan_runtime::__private::kernels::map2(
-            &mut __scan_3_2,
-            __scan_3_0.view(),
-            __scan_3_1.view(),
-            "prior * a",
-            |__x0, __x1| ::scan_runtime::__private::math::mul(__x0, __x1),
-        )?;
-        ::scan_runtime::__private::kernels::check_step_shape(
-            "`ones_like(a)`",
-            "prior * a",
-            __scan_3_state0.shape(),
-            __scan_3_2.view().shape(),
-        )?;
-        ::core::mem::swap(&mut __scan_3_state0, &mut __scan_3_2);
+    let __scan_3_ic: bool = '__scan_3_ic: {
+        const __SCAN_3_IC_CHUNK: usize = ::scan_runtime::__private::kernels::interchange::chunk(
+            &[::core::mem::size_of::<f64>()],
+        );
+        if __scan_3_n_steps == 0 {
+            break '__scan_3_ic false;
+        }
+        let __scan_3_ic_nsv0 = __scan_0.view();
+        let ::core::option::Option::Some(__scan_3_ic_row) = ::scan_runtime::__private::kernels::interchange::common_row::<
+            1usize,
+        >(&[__scan_3_state0.shape(), __scan_3_ic_nsv0.shape()]) else {
+            break '__scan_3_ic false;
+        };
+        let __scan_3_ic_total: usize = __scan_3_ic_row.iter().product();
+        if !::scan_runtime::__private::kernels::interchange::worth_it(
+            __scan_3_ic_total,
+            __SCAN_3_IC_CHUNK,
+            false,
+        ) {
+            break '__scan_3_ic false;
+        }
+        let ::core::option::Option::Some(__scan_3_ic_ns0) = __scan_3_ic_nsv0.to_slice()
+        else {
+            break '__scan_3_ic false;
+        };
+        let ::core::option::Option::Some(__scan_3_ic_out0) = __scan_3_state0
+            .as_slice_mut() else {
+            break '__scan_3_ic false;
+        };
+        let mut __scan_3_ic_e0: usize = 0;
+        while __scan_3_ic_e0 + __SCAN_3_IC_CHUNK <= __scan_3_ic_total {
+            {
+                let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                __scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]
+                    .copy_from_slice(
+                        &__scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK],
+                    );
+                let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
+                    + __SCAN_3_IC_CHUNK];
+                for __scan_3_ic_t in 0..__scan_3_n_steps {
+                    for __scan_3_ic_e in 0..__SCAN_3_IC_CHUNK {
+                        let __scan_3_ic_x0: f64 = __scan_3_ic_h0_0[__scan_3_ic_e];
+                        let __scan_3_ic_x1: f64 = __scan_3_ic_nc0[__scan_3_ic_e];
+                        let __scan_3_ic_x2: f64 = ::scan_runtime::__private::math::mul(
+                            __scan_3_ic_x0,
+                            __scan_3_ic_x1,
+                        );
+                        __scan_3_ic_n0[__scan_3_ic_e] = __scan_3_ic_x2;
+                    }
+                    __scan_3_ic_h0_0 = __scan_3_ic_n0;
+                }
+                __scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK]
+                    .copy_from_slice(&__scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]);
+            }
+            __scan_3_ic_e0 += __SCAN_3_IC_CHUNK;
+        }
+        if __scan_3_ic_e0 < __scan_3_ic_total {
+            let __scan_3_ic_len: usize = __scan_3_ic_total - __scan_3_ic_e0;
+            {
+                let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                __scan_3_ic_h0_0[..__scan_3_ic_len]
+                    .copy_from_slice(
+                        &__scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len],
+                    );
+                let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
+                    + __scan_3_ic_len];
+                for __scan_3_ic_t in 0..__scan_3_n_steps {
+                    for __scan_3_ic_e in 0..__scan_3_ic_len {
+                        let __scan_3_ic_x0: f64 = __scan_3_ic_h0_0[__scan_3_ic_e];
+                        let __scan_3_ic_x1: f64 = __scan_3_ic_nc0[__scan_3_ic_e];
+                        let __scan_3_ic_x2: f64 = ::scan_runtime::__private::math::mul(
+                            __scan_3_ic_x0,
+                            __scan_3_ic_x1,
+                        );
+                        __scan_3_ic_n0[__scan_3_ic_e] = __scan_3_ic_x2;
+                    }
+                    __scan_3_ic_h0_0 = __scan_3_ic_n0;
+                }
+                __scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len]
+                    .copy_from_slice(&__scan_3_ic_h0_0[..__scan_3_ic_len]);
+            }
+        }
+        true
+    };
+    if !__scan_3_ic {
+        for __scan_3_t in 0..__scan_3_n_steps {
+            let __scan_3_0 = __scan_3_state0.view();
+            let __scan_3_1 = __scan_0.view();
+            ::scan_runtime::__private::kernels::map2(
+                &mut __scan_3_2,
+                __scan_3_0.view(),
+                __scan_3_1.view(),
+                "prior * a",
+                |__x0, __x1| ::scan_runtime::__private::math::mul(__x0, __x1),
+            )?;
+            ::scan_runtime::__private::kernels::check_step_shape(
+                "`ones_like(a)`",
+                "prior * a",
+                __scan_3_state0.shape(),
+                __scan_3_2.view().shape(),
+            )?;
+            ::core::mem::swap(&mut __scan_3_state0, &mut __scan_3_2);
+        }
     }
     let __scan_3_kept0 = 1usize.min(__scan_3_done);
     let __scan_3_last0 = __scan_3_state0

@@ -57,9 +57,14 @@ pub fn try_ensure_shape<T: Element, D: Dimension>(
     if bytes > isize::MAX as usize {
         return Err(too_big());
     }
-    let mut data: Vec<T> = Vec::new();
-    data.try_reserve_exact(len).map_err(|_| too_big())?;
-    data.resize(len, T::default());
+    // Probe that the memory can be had (an Err, not an abort, when it cannot), then
+    // allocate with `vec!`: for numbers whose default is zero it asks the allocator for
+    // zeroed memory (calloc), which fresh pages already are, instead of writing zeros
+    // over the whole buffer before the loop writes it again.
+    Vec::<T>::new()
+        .try_reserve_exact(len)
+        .map_err(|_| too_big())?;
+    let data: Vec<T> = vec![T::default(); len];
     *buf = Array::from_shape_vec(shape.clone(), data).map_err(|_| too_big())?;
     Ok(())
 }

@@ -83,6 +83,131 @@ where
     Ok(())
 }
 
+/// `out = f(a, b, c, d)` elementwise with broadcasting (a fused chain of four arrays).
+#[allow(clippy::too_many_arguments)]
+pub fn map4<A, B, C, E, U, D, Da, Db, Dc, De>(
+    out: &mut Array<U, D>,
+    a: ArrayView<'_, A, Da>,
+    b: ArrayView<'_, B, Db>,
+    c: ArrayView<'_, C, Dc>,
+    d: ArrayView<'_, E, De>,
+    what: &str,
+    f: impl Fn(A, B, C, E) -> U,
+) -> Result<()>
+where
+    A: Copy,
+    B: Copy,
+    C: Copy,
+    E: Copy,
+    U: Element,
+    D: Dimension,
+    Da: Dimension,
+    Db: Dimension,
+    Dc: Dimension,
+    De: Dimension,
+{
+    let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape(), d.shape()])?;
+    ensure_shape(out, shape);
+    Zip::from(out)
+        .and_broadcast(a)
+        .and_broadcast(b)
+        .and_broadcast(c)
+        .and_broadcast(d)
+        .for_each(|o, &x, &y, &z, &w| *o = f(x, y, z, w));
+    Ok(())
+}
+
+/// `out = f(a, b, c, d, e)` elementwise with broadcasting (a fused chain of five arrays,
+/// the most `Zip` takes beside the output).
+#[allow(clippy::too_many_arguments)]
+pub fn map5<A, B, C, E, F, U, D, Da, Db, Dc, De, Df>(
+    out: &mut Array<U, D>,
+    a: ArrayView<'_, A, Da>,
+    b: ArrayView<'_, B, Db>,
+    c: ArrayView<'_, C, Dc>,
+    d: ArrayView<'_, E, De>,
+    e: ArrayView<'_, F, Df>,
+    what: &str,
+    f: impl Fn(A, B, C, E, F) -> U,
+) -> Result<()>
+where
+    A: Copy,
+    B: Copy,
+    C: Copy,
+    E: Copy,
+    F: Copy,
+    U: Element,
+    D: Dimension,
+    Da: Dimension,
+    Db: Dimension,
+    Dc: Dimension,
+    De: Dimension,
+    Df: Dimension,
+{
+    let shape: D = broadcast_shape(
+        what,
+        &[a.shape(), b.shape(), c.shape(), d.shape(), e.shape()],
+    )?;
+    ensure_shape(out, shape);
+    Zip::from(out)
+        .and_broadcast(a)
+        .and_broadcast(b)
+        .and_broadcast(c)
+        .and_broadcast(d)
+        .and_broadcast(e)
+        .for_each(|o, &x, &y, &z, &w, &v| *o = f(x, y, z, w, v));
+    Ok(())
+}
+
+#[cfg(test)]
+mod wide_tests {
+    use super::*;
+    use ndarray::{array, Array2};
+
+    #[test]
+    fn map4_and_map5_broadcast_every_operand() {
+        let a = array![[1.0, 2.0], [3.0, 4.0]];
+        let row = array![10.0, 20.0];
+        let col = array![[100.0], [200.0]];
+        let mut out = Array2::<f64>::zeros((0, 0));
+        map4(
+            &mut out,
+            a.view(),
+            row.view(),
+            col.view(),
+            a.view(),
+            "x",
+            |p, q, r, s| p + q + r + s,
+        )
+        .unwrap();
+        assert_eq!(out, array![[112.0, 124.0], [216.0, 228.0]]);
+        map5(
+            &mut out,
+            a.view(),
+            row.view(),
+            col.view(),
+            a.view(),
+            row.view(),
+            "x",
+            |p, q, r, s, t| p * q + r - s * t,
+        )
+        .unwrap();
+        assert_eq!(out, array![[100.0, 100.0], [200.0, 200.0]]);
+        let bad = array![1.0, 2.0, 3.0];
+        let e = map4(
+            &mut out,
+            a.view(),
+            bad.view(),
+            col.view(),
+            a.view(),
+            "f * c + i * g",
+            |p, q, r, s| p + q + r + s,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("f * c + i * g"), "{e}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

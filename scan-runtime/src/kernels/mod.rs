@@ -9,13 +9,14 @@ pub mod buffer;
 pub mod dot;
 pub mod elementwise;
 pub mod index;
+pub mod interchange;
 pub mod reduce;
 pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
 pub use buffer::{broadcast_shape, ensure_shape, try_ensure_shape};
 pub use dot::{dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_vm, dot_vv};
-pub use elementwise::{map1, map2, map3};
+pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{
     arange, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice, slice_mut,
 };
