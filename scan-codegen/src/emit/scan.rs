@@ -80,24 +80,34 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     // Sequences: views, lengths, the steps each allows.
     let seq = |i: usize| format_ident!("{}seq{}", prefix, i);
     let avail = |i: usize| format_ident!("{}avail{}", prefix, i);
+    let len = |i: usize| format_ident!("{}len{}", prefix, i);
     for (i, s) in op.sequences.iter().enumerate() {
-        let (v, a) = (seq(i), avail(i));
-        let view = args[i].view();
+        let (v, a, l) = (seq(i), avail(i), len(i));
         let what = &s.label;
         let taps = &s.taps;
+        if s.arange {
+            // `arange(n)` read as the loop index: only its length exists.
+            let n_arg = args[i].scalar();
+            body.extend(quote!(let #l: usize = #rt::kernels::arange_len(#n_arg)?;));
+        } else {
+            let view = args[i].view();
+            body.extend(quote! {
+                let #v = #view;
+                let #l = #v.len_of(#nd::Axis(0));
+            });
+        }
         body.extend(quote! {
-            let #v = #view;
-            let #a = #rt::kernels::sequence_steps(#what, #v.len_of(#nd::Axis(0)), &[#(#taps),*])?;
+            let #a = #rt::kernels::sequence_steps(#what, #l, &[#(#taps),*])?;
         });
     }
     let n_value = match op.n_steps_input() {
         Some(k) => {
             let given = args[k].scalar();
             let checks = op.sequences.iter().enumerate().map(|(i, s)| {
-                let v = seq(i);
+                let l = len(i);
                 let what = &s.label;
                 let taps = &s.taps;
-                quote!(#rt::kernels::check_steps_available(#what, #v.len_of(#nd::Axis(0)), &[#(#taps),*], #n)?;)
+                quote!(#rt::kernels::check_steps_available(#what, #l, &[#(#taps),*], #n)?;)
             });
             quote!({
                 let #n = #rt::kernels::check_n_steps(#given)?;
@@ -224,7 +234,9 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             } else {
                 quote!((#t + #offset))
             };
-            inputs.push(Input::Expr(if rank == 0 {
+            inputs.push(Input::Expr(if s.arange {
+                quote!(((#pos) as i64))
+            } else if rank == 0 {
                 quote!(#v[#pos])
             } else {
                 quote!(#v.index_axis(#nd::Axis(0), #pos))

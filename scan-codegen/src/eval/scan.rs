@@ -41,8 +41,21 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         ));
     }
 
-    // The sequences and the number of steps.
-    let sequences = &inputs[..op.sequences.len()];
+    // The sequences and the number of steps. A sequence read as the loop index is
+    // `arange(n)` given by its `n`: made here, as the reference does not optimize.
+    let sequences: Vec<Value> = op
+        .sequences
+        .iter()
+        .zip(inputs)
+        .map(|(seq, value)| {
+            if seq.arange {
+                super::ops::arange(value, &seq.label)
+            } else {
+                Ok(value.clone())
+            }
+        })
+        .collect::<Result<_, String>>()?;
+    let sequences = sequences.as_slice();
     let mut infos = Vec::new();
     for (seq, value) in op.sequences.iter().zip(sequences) {
         let Some(&len) = value.shape().first() else {

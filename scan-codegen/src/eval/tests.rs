@@ -129,6 +129,7 @@ impl B {
 fn seq(taps: &[i64], label: &str) -> Sequence {
     Sequence {
         taps: taps.to_vec(),
+        arange: false,
         label: label.to_string(),
         span: Span::call_site(),
     }

@@ -48,7 +48,10 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 let seqs: Vec<String> = s
                     .sequences
                     .iter()
-                    .map(|q| format!("{} taps={:?}", q.label, q.taps))
+                    .map(|q| {
+                        let index = if q.arange { " (loop index)" } else { "" };
+                        format!("{}{index} taps={:?}", q.label, q.taps)
+                    })
                     .collect();
                 let outs: Vec<String> = s
                     .outputs

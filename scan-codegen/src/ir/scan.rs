@@ -17,6 +17,9 @@ use super::graph::Graph;
 pub struct Sequence {
     /// Read at step t: `sequence[t + tap]` (PyTensor's offsets, see `first_row`).
     pub taps: Vec<i64>,
+    /// The sequence is `arange(n)` and its outer input is `n` (an i64 scalar): a tap
+    /// reads its row index itself, and no array is made (set by push-out seq).
+    pub arange: bool,
     /// The user's text for the sequence, for error messages.
     pub label: String,
     pub span: Span,

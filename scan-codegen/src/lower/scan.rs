@@ -74,6 +74,7 @@ impl Lowerer<'_> {
             outer_inputs.push(v.id);
             sequences.push(Sequence {
                 taps: taps.iter().map(|t| t.0).collect(),
+                arange: false,
                 label: s.value.label.clone(),
                 span: s.value.span,
             });

@@ -146,6 +146,7 @@ pub fn add_sequence(
     let first = op.first_output_tap_input(0);
     op.sequences.push(crate::ir::Sequence {
         taps: taps.to_vec(),
+        arange: false,
         label: label.to_string(),
         span,
     });

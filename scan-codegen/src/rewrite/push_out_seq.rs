@@ -33,12 +33,32 @@ pub fn run(g: &mut Graph, log: &mut Log) {
         let Op::Scan(op) = &mut node.op else {
             unreachable!()
         };
+        for text in arange_as_index(g, op, &mut node.inputs) {
+            log.fired(format!(
+                "{label}: sequence `{text}` is read as the loop index: no array is made"
+            ));
+        }
         for (text, what) in push_out(g, op, &mut node.inputs) {
             log.fired(format!("{label}: `{text}` {what} before the loop"));
         }
         g.nodes[i] = node;
     }
     g.normalize();
+}
+
+/// Sequences that are `arange(n)` of the outer graph become the loop index: the scan
+/// takes `n` instead of the array (`Sequence::arange`). Returns their labels.
+fn arange_as_index(g: &Graph, op: &mut ScanOp, scan_inputs: &mut [NodeId]) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (i, seq) in op.sequences.iter_mut().enumerate() {
+        let outer = g.node(scan_inputs[i]);
+        if !seq.arange && matches!(outer.op, Op::Arange) {
+            seq.arange = true;
+            scan_inputs[i] = outer.inputs[0];
+            changed.push(seq.label.clone());
+        }
+    }
+    changed
 }
 
 /// Where a step value comes from.
@@ -62,7 +82,10 @@ fn sources(op: &ScanOp) -> Vec<Source> {
         let inputs: Vec<Source> = node.inputs.iter().map(|n| src[n.0]).collect();
         let all_invariant = inputs.iter().all(|s| *s == Source::Invariant);
         src[i] = match &node.op {
-            Op::Input { index, .. } if *index < seq_taps => Source::Row(NodeId(i)),
+            // The loop index is cheaper in the loop than any array made of it.
+            Op::Input { index, .. } if *index < seq_taps && !reads_arange(op, *index) => {
+                Source::Row(NodeId(i))
+            }
             Op::Input { index, .. } if *index >= first_ns => Source::Invariant,
             Op::Input { .. } | Op::Scan(_) | Op::ScanOutput { .. } => Source::Variant,
             Op::Const(_) => Source::Invariant,
@@ -103,6 +126,14 @@ fn sources(op: &ScanOp) -> Vec<Source> {
         };
     }
     src
+}
+
+/// Whether step input `index` (a sequence tap) reads a sequence that is the loop index.
+fn reads_arange(op: &ScanOp, index: usize) -> bool {
+    (0..op.sequences.len())
+        .rev()
+        .find(|&s| op.first_sequence_tap_input(s) <= index)
+        .is_some_and(|s| op.sequences[s].arange)
 }
 
 fn worth_moving(op: &Op) -> bool {
@@ -281,6 +312,32 @@ mod tests {
         for n in [0usize, 1, 2, 3, 4, 9] {
             let u: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.0).collect();
             assert_same_results(src, "f", &[vec1(&u), Value::from(0.7)]);
+        }
+    }
+
+    #[test]
+    fn an_arange_sequence_becomes_the_loop_index() {
+        let src = "pub fn f(n: i64, c: ArrayView1<f64>, x: f64) -> Result<(Array1<i64>, f64)> {
+            let s = scan(|i, acc| acc + i, sequences = arange(n), outputs_info = 0i64);
+            let p = scan(|c_t, k, x| c_t * pow(x, k), sequences = [c, arange(10)], non_sequences = x, go_backwards = true);
+            Ok((s, p.sum()))
+        }";
+        let (ir, fired) = apply(src, Pass::PushOutSeq);
+        assert!(
+            fired
+                .iter()
+                .any(|f| f.contains("sequence `arange(n)` is read as the loop index")),
+            "{fired:?}"
+        );
+        assert!(
+            fired.iter().any(|f| f.contains("sequence `arange(10)`")),
+            "{fired:?}"
+        );
+        assert!(!ir.contains("= arange("), "{ir}");
+        assert!(ir.contains("arange(n) (loop index) taps=[0]"), "{ir}");
+        for n in [-3i64, 0, 1, 2, 7] {
+            let c: Vec<f64> = (0..n.max(0) + 3).map(|i| i as f64 * 0.5 - 1.0).collect();
+            assert_same_results(src, "f", &[Value::from(n), vec1(&c), Value::from(0.9)]);
         }
     }
 

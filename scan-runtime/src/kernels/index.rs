@@ -104,6 +104,18 @@ pub fn fill_like<T: Element, A, D: Dimension>(
 /// `out = [0, 1, ..., n - 1]`; empty when `n <= 0`. `Err(InvalidArgument)` when `n` is more
 /// elements than an array can hold.
 pub fn arange(out: &mut Array1<i64>, n: i64) -> Result<()> {
+    let len = arange_len(n)?;
+    ensure_shape(out, Ix1(len));
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = i as i64;
+    }
+    Ok(())
+}
+
+/// The length of `arange(n)`: `max(n, 0)`, or an error when that many i64 could not be
+/// held in an array (also for a sequence `arange(n)` read as the loop index, which is
+/// never materialized, so that both forms accept the same `n`).
+pub fn arange_len(n: i64) -> Result<usize> {
     let len = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
     // ndarray (and Vec) cap an allocation at isize::MAX bytes.
     if len > isize::MAX as usize / std::mem::size_of::<i64>() {
@@ -112,11 +124,7 @@ pub fn arange(out: &mut Array1<i64>, n: i64) -> Result<()> {
             detail: format!("n = {n} is too many elements for an array"),
         });
     }
-    ensure_shape(out, Ix1(len));
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = i as i64;
-    }
-    Ok(())
+    Ok(len)
 }
 
 /// Resolves a numpy index on the leading axis of an array of shape `shape`.

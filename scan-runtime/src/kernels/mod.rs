@@ -18,7 +18,8 @@ pub use buffer::{broadcast_shape, ensure_shape, try_ensure_shape};
 pub use dot::{dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_vm, dot_vv};
 pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{
-    arange, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice, slice_mut,
+    arange, arange_len, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice,
+    slice_mut,
 };
 pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
 pub use steps::{
