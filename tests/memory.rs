@@ -97,6 +97,18 @@ mod programs {
             Ok(s)
         }
 
+        /// Counts up by `step` until past `limit`, at most `k` steps, every step kept.
+        pub fn count_until(step: f64, limit: f64, k: usize) -> Result<Array1<f64>> {
+            let xs = scan(|x, step, limit| (x + step, until(x + step > limit)), outputs_info = 0.0, non_sequences = [step, limit], n_steps = k);
+            Ok(xs)
+        }
+
+        /// The same with vector rows.
+        pub fn rows_until(x0: ArrayView1<f64>, limit: f64, k: usize) -> Result<Array2<f64>> {
+            let xs = scan(|x, limit| (x + 1.0, until(sum(x) > limit)), outputs_info = x0, non_sequences = limit, n_steps = k);
+            Ok(xs)
+        }
+
         pub fn total(u: ArrayView1<f64>) -> Result<f64> {
             Ok(reduce(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0))
         }
@@ -186,4 +198,46 @@ fn reduce_foldl_and_foldr_hold_constant_state() {
         peaks[0], peaks[1],
         "peak bytes grow with the number of steps"
     );
+}
+
+#[test]
+fn an_until_trace_grows_with_the_steps_taken_not_the_bound() {
+    for (limit, steps) in [(0.5, 1usize), (10.0, 11), (40.0, 41), (100.0, 101)] {
+        let (peak, xs) = peak_bytes(|| programs::count_until(1.0, limit, 10_000_000).unwrap());
+        let expected: Vec<f64> = (1..=steps).map(|i| i as f64).collect();
+        assert_eq!(xs.to_vec(), expected, "limit {limit}");
+        // 10 million rows would be 80 MB; the steps taken need a few hundred bytes.
+        assert!(peak <= 64 * 1024, "limit {limit}: peak {peak} bytes");
+        second_opinion(
+            programs::SOURCE,
+            "count_until",
+            vec![Value::from(1.0), Value::from(limit), Value::from(1000i64)],
+            vec![Value::from(
+                programs::count_until(1.0, limit, 1000).unwrap(),
+            )],
+        );
+    }
+    // Vector rows, growing past the first rows, and a bound reached before the condition.
+    // The condition reads the previous row: sum = 3 + 3t first exceeds 60 at t = 20.
+    let x0 = Array1::from(vec![0.0, 1.0, 2.0]);
+    for (limit, bound, steps) in [(60.0, 1000usize, 21usize), (1e9, 37, 37), (-1.0, 5, 1)] {
+        let xs = programs::rows_until(x0.view(), limit, bound).unwrap();
+        assert_eq!(xs.nrows(), steps, "limit {limit}");
+        for (t, row) in xs.rows().into_iter().enumerate() {
+            assert_eq!(
+                row.to_vec(),
+                vec![t as f64 + 1.0, t as f64 + 2.0, t as f64 + 3.0]
+            );
+        }
+        second_opinion(
+            programs::SOURCE,
+            "rows_until",
+            vec![
+                Value::from(x0.clone()),
+                Value::from(limit),
+                Value::from(bound as i64),
+            ],
+            vec![Value::from(xs)],
+        );
+    }
 }

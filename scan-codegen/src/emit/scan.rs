@@ -136,9 +136,17 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             setup.extend(quote!(let mut #b: #owned = ::core::default::Default::default();));
         }
         // Rows the buffer holds: the initial rows and every step, or the ring.
+        // An `until` loop's trace starts small and grows as steps are taken.
+        let grows = matches!(storage, Storage::Trace) && op.has_until;
         let rows = match storage {
             Storage::Ring(r) => quote!(#r),
+            _ if grows => quote!(#depth + #n.min(#rt::kernels::UNTIL_FIRST_ROWS)),
             _ => quote!(#depth + #n),
+        };
+        let ensure = if grows {
+            quote!(try_ensure_rows)
+        } else {
+            quote!(try_ensure_shape)
         };
         if let Storage::State = storage {
             let st = state(j);
@@ -196,7 +204,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                 let init_view = init.view();
                 body.extend(quote! {
                     let #shape = #init_view.raw_dim();
-                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
+                    #rt::kernels::#ensure("n_steps", &mut #b, #dim)?;
                     #write
                 });
             }
@@ -210,7 +218,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                 body.extend(quote! {
                     let #shape = #v.raw_dim();
                     #rt::kernels::check_initial_rows(#what, #shape[0], &[#(#taps),*])?;
-                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
+                    #rt::kernels::#ensure("n_steps", &mut #b, #dim)?;
                     #b.slice_axis_mut(#nd::Axis(0), #nd::Slice::from(0..#depth))
                         .assign(&#v.slice_axis(#nd::Axis(0), #nd::Slice::from(0..#depth)));
                 });
@@ -302,6 +310,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         let res = &step.outputs[j];
         let storage = Storage::of(o);
         let at = storage.slot(quote!(#t + #depth));
+        if matches!(storage, Storage::Trace) && op.has_until {
+            writes.extend(
+                quote!(#rt::kernels::grow_rows("n_steps", &mut #b, #at + 1, #depth + #n)?;),
+            );
+        }
         if row.rank == 0 {
             let v = res.scalar();
             writes.extend(match storage {
@@ -372,6 +385,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }
         let lead = match storage {
             Storage::Ring(r) => quote!(#r),
+            _ if op.has_until => quote!(#n.min(#rt::kernels::UNTIL_FIRST_ROWS)),
             _ => quote!(#n),
         };
         let shape_check = if o.kind() == OutputKind::Nitsot {

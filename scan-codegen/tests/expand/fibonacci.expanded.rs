@@ -32,10 +32,14 @@ pub fn fibonacci(
         __scan_3_shape0[0],
         &[-2i64, -1i64],
     )?;
-    ::scan_runtime::__private::kernels::try_ensure_shape(
+    ::scan_runtime::__private::kernels::try_ensure_rows(
         "n_steps",
         &mut __scan_3_buf0,
-        ::scan_runtime::__private::ndarray::Dim([2usize + __scan_3_n_steps]),
+        ::scan_runtime::__private::ndarray::Dim([
+            2usize
+                + __scan_3_n_steps
+                    .min(::scan_runtime::__private::kernels::UNTIL_FIRST_ROWS),
+        ]),
     )?;
     __scan_3_buf0
         .slice_axis_mut(
@@ -62,6 +66,12 @@ pub fn fibonacci(
             __scan_3_1,
         );
         let __scan_3_4: bool = (__scan_3_3 > __scan_3_2);
+        ::scan_runtime::__private::kernels::grow_rows(
+            "n_steps",
+            &mut __scan_3_buf0,
+            __scan_3_t + 2usize + 1,
+            2usize + __scan_3_n_steps,
+        )?;
         __scan_3_buf0[__scan_3_t + 2usize] = __scan_3_3;
         __scan_3_reg0_0 = __scan_3_reg0_1;
         __scan_3_reg0_1 = __scan_3_3;

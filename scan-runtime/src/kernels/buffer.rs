@@ -184,3 +184,68 @@ mod tests {
         assert!(broadcast_shape::<Ix2>("x", &[&[big, 1], &[1, big]]).is_err());
     }
 }
+
+/// Rows a trace of an `until` loop starts with (beyond its initial rows): the loop may
+/// stop long before its bound, so the trace grows as steps are taken instead.
+pub const UNTIL_FIRST_ROWS: usize = 16;
+
+/// Like [`try_ensure_shape`] for the rows of a trace that grows ([`grow_rows`]): a buffer
+/// with the same row shape and at least as many rows is kept as it is (only the rows a
+/// loop writes are ever read), so a trace reused by a nested loop is not reallocated.
+pub fn try_ensure_rows<T: Element, D: Dimension>(
+    what: &str,
+    buf: &mut Array<T, D>,
+    shape: D,
+) -> Result<()> {
+    let have = buf.shape();
+    let want = shape.slice();
+    if have.len() == want.len() && have[1..] == want[1..] && have[0] >= want[0] {
+        return Ok(());
+    }
+    try_ensure_shape(what, buf, shape)
+}
+
+/// Makes sure the trace `buf` has at least `rows` rows along its leading axis, keeping the
+/// rows it has: it grows to twice its rows (at most `cap`, at least `rows`), so a loop
+/// that runs k steps copies O(k) rows in all. `Err` naming `what` when it cannot.
+pub fn grow_rows<T: Element, D: Dimension>(
+    what: &str,
+    buf: &mut Array<T, D>,
+    rows: usize,
+    cap: usize,
+) -> Result<()> {
+    let have = buf.len_of(ndarray::Axis(0));
+    if rows <= have {
+        return Ok(());
+    }
+    let mut shape = buf.raw_dim();
+    shape[0] = have.saturating_mul(2).min(cap).max(rows);
+    let mut bigger = Array::<T, D>::default(D::zeros(shape.ndim()));
+    try_ensure_shape(what, &mut bigger, shape)?;
+    bigger
+        .slice_axis_mut(ndarray::Axis(0), ndarray::Slice::from(0..have))
+        .assign(buf);
+    *buf = bigger;
+    Ok(())
+}
+
+#[cfg(test)]
+mod grow_tests {
+    use ndarray::{array, Array2};
+
+    #[test]
+    fn a_trace_grows_keeping_its_rows() {
+        let mut b: Array2<f64> = array![[1.0, 2.0], [3.0, 4.0]];
+        super::grow_rows("n_steps", &mut b, 2, 100).unwrap();
+        assert_eq!(b.nrows(), 2, "no growth when the row exists");
+        super::grow_rows("n_steps", &mut b, 3, 100).unwrap();
+        assert_eq!(b.nrows(), 4);
+        assert_eq!(b.row(1).to_vec(), vec![3.0, 4.0]);
+        super::grow_rows("n_steps", &mut b, 5, 6).unwrap();
+        assert_eq!(b.nrows(), 6, "capped at the bound");
+        super::try_ensure_rows("n_steps", &mut b, ndarray::Ix2(3, 2)).unwrap();
+        assert_eq!(b.nrows(), 6, "a bigger trace is kept");
+        super::try_ensure_rows("n_steps", &mut b, ndarray::Ix2(3, 5)).unwrap();
+        assert_eq!(b.dim(), (3, 5));
+    }
+}
