@@ -157,5 +157,7 @@ pub struct ScanCall {
     pub n_steps: Option<Expr>,
     pub go_backwards: bool,
     pub strict: bool,
+    /// `unroll = k` (1 when not given).
+    pub unroll: usize,
     pub name: Option<String>,
 }

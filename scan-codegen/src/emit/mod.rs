@@ -143,7 +143,7 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
     let ok = quote_spanned!(def.name.span()=> ::core::result::Result::Ok);
     quote! {
         #(#attrs)*
-        #[allow(unused_mut, unused_variables, unused_parens, non_snake_case, clippy::all)]
+        #[allow(unused_mut, unused_variables, unused_parens, unused_labels, non_snake_case, clippy::all)]
         #vis fn #name(#(#params),*) -> ::scan_runtime::Result<#result_type> {
             #setup
             #body

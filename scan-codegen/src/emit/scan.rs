@@ -406,17 +406,46 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             #b.index_axis_mut(#nd::Axis(0), #at).assign(&#res_view);
         });
     }
+    let label = syn::Lifetime::new(&format!("'{prefix}loop"), proc_macro2::Span::call_site());
     let stop = if op.has_until {
         let c = step.outputs[op.outputs.len()].scalar();
-        quote!(if #c { #done = #t + 1; break; })
+        quote!(if #c { #done = #t + 1; break #label; })
     } else {
         TokenStream::new()
     };
-    let the_loop = quote! {
-        for #t in 0..#n {
-            #step_body
-            #writes
-            #stop
+    let the_loop = if op.unroll > 1 {
+        // `unroll = k`: k copies of the step per trip, then the remaining steps.
+        let k = op.unroll;
+        let trip = format_ident!("{}trip", prefix);
+        let copies = (0..k).map(|u| {
+            quote!({
+                let #t = #trip + #u;
+                #step_body
+                #writes
+                #stop
+            })
+        });
+        quote! {
+            #label: {
+                let mut #trip: usize = 0;
+                while #trip + #k <= #n {
+                    #(#copies)*
+                    #trip += #k;
+                }
+                for #t in #trip..#n {
+                    #step_body
+                    #writes
+                    #stop
+                }
+            }
+        }
+    } else {
+        quote! {
+            #label: for #t in 0..#n {
+                #step_body
+                #writes
+                #stop
+            }
         }
     };
     // Marked by loop interchange (and still elementwise): element chunks outer, steps

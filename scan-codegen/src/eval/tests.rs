@@ -154,6 +154,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         go_backwards: false,
         has_until: false,
         interchange: false,
+        unroll: 1,
         step,
     }
 }

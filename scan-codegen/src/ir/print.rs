@@ -65,7 +65,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     })
                     .collect();
                 format!(
-                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}",
+                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}{}",
                     s.name.as_deref().map(|n| format!(" {n:?}")).unwrap_or_default(),
                     seqs.join(", "),
                     outs.join(", "),
@@ -73,7 +73,8 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     s.has_n_steps,
                     s.go_backwards,
                     s.has_until,
-                    if s.interchange { " interchange" } else { "" }
+                    if s.interchange { " interchange" } else { "" },
+                    if s.unroll > 1 { format!(" unroll={}", s.unroll) } else { String::new() }
                 )
             }
             Op::ScanOutput { index } => format!("scan_output#{index}"),

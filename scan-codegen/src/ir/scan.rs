@@ -100,6 +100,9 @@ pub struct ScanOp {
     /// recurrence whose step is elementwise (see `rewrite/loop_interchange.rs`). It does
     /// not change what the scan computes, only the loop the emitter writes.
     pub interchange: bool,
+    /// `unroll = k`: the emitted loop runs k steps per trip (the step copied k times), then
+    /// the remaining steps one by one. 1 by default. Changes no value.
+    pub unroll: usize,
     pub step: Graph,
 }
 

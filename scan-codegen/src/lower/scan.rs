@@ -254,6 +254,7 @@ impl Lowerer<'_> {
             go_backwards: call.go_backwards,
             has_until: until.is_some(),
             interchange: false,
+            unroll: call.unroll,
             step,
         };
         let label = call

@@ -1,5 +1,5 @@
 //! `scan(step, sequences = [..], outputs_info = [..], non_sequences = [..], n_steps = k,
-//! go_backwards = true, strict = true, name = "..")` and its views `map`, `reduce`, `foldl`,
+//! go_backwards = true, strict = true, name = "..", unroll = 4)` and its views `map`, `reduce`, `foldl`,
 //! `foldr`. Arguments after the step may also be positional, in PyTensor's order.
 
 use proc_macro2::Span;
@@ -14,19 +14,19 @@ fn keywords(kind: ScanKind) -> (&'static [&'static str], &'static [&'static str]
     match kind {
         ScanKind::Scan => (
             &["sequences", "outputs_info", "non_sequences", "n_steps"],
-            &["go_backwards", "strict", "name"],
+            &["go_backwards", "strict", "name", "unroll"],
         ),
         ScanKind::Map => (
             &["sequences", "non_sequences"],
-            &["go_backwards", "strict", "name"],
+            &["go_backwards", "strict", "name", "unroll"],
         ),
         ScanKind::Reduce => (
             &["sequences", "outputs_info", "non_sequences"],
-            &["go_backwards", "strict", "name"],
+            &["go_backwards", "strict", "name", "unroll"],
         ),
         ScanKind::Foldl | ScanKind::Foldr => (
             &["sequences", "outputs_info", "non_sequences"],
-            &["strict", "name"],
+            &["strict", "name", "unroll"],
         ),
     }
 }
@@ -101,6 +101,7 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
         go_backwards: kind == ScanKind::Foldr,
         strict: false,
         name: None,
+        unroll: 1,
     };
     let mut seen: Vec<&str> = Vec::new();
     for (key, key_span, value) in given {
@@ -137,6 +138,10 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
                 seen.push("strict");
                 out.strict = bool_literal(value, diag).unwrap_or(false);
             }
+            "unroll" => {
+                seen.push("unroll");
+                out.unroll = unroll_factor(value, diag).unwrap_or(1);
+            }
             "name" => {
                 seen.push("name");
                 match value {
@@ -159,6 +164,31 @@ fn list(e: &syn::Expr) -> Vec<&syn::Expr> {
         syn::Expr::Array(a) => a.elems.iter().collect(),
         syn::Expr::Group(g) => list(&g.expr),
         other => vec![other],
+    }
+}
+
+/// Most copies of a step per loop trip: enough for any scalar recurrence to fill the
+/// pipeline, few enough that a large step does not blow up the compile.
+const MAX_UNROLL: usize = 64;
+
+/// `unroll = k`: an integer literal from 1 to [`MAX_UNROLL`].
+fn unroll_factor(e: &syn::Expr, diag: &mut Diagnostics) -> Option<usize> {
+    let k = match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    match k {
+        Some(k) if (1..=MAX_UNROLL).contains(&k) => Some(k),
+        _ => {
+            diag.error(
+                e.span(),
+                format!("`unroll` takes an integer literal from 1 to {MAX_UNROLL}: the copies of the step per loop trip"),
+            );
+            None
+        }
     }
 }
 

@@ -1,5 +1,12 @@
 /// A MITSOT output (taps [-2, -1]) of scalars, stopped by until.
-#[allow(unused_mut, unused_variables, unused_parens, non_snake_case, clippy::all)]
+#[allow(
+    unused_mut,
+    unused_variables,
+    unused_parens,
+    unused_labels,
+    non_snake_case,
+    clippy::all
+)]
 pub fn fibonacci(
     init: ::scan_runtime::__private::ndarray::ArrayView<
         '_,
@@ -57,7 +64,7 @@ pub fn fibonacci(
     let mut __scan_3_reg0_0 = __scan_3_buf0[0usize];
     let mut __scan_3_reg0_1 = __scan_3_buf0[1usize];
     let mut __scan_3_done: usize = __scan_3_n_steps;
-    for __scan_3_t in 0..__scan_3_n_steps {
+    '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
         let __scan_3_0 = __scan_3_reg0_0;
         let __scan_3_1 = __scan_3_reg0_1;
         let __scan_3_2 = __scan_1;
@@ -77,7 +84,7 @@ pub fn fibonacci(
         __scan_3_reg0_1 = __scan_3_3;
         if __scan_3_4 {
             __scan_3_done = __scan_3_t + 1;
-            break;
+            break '__scan_3_loop;
         }
     }
     ::core::result::Result::Ok({

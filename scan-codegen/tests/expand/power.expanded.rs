@@ -1,5 +1,12 @@
 /// A**k, keeping the last step.
-#[allow(unused_mut, unused_variables, unused_parens, non_snake_case, clippy::all)]
+#[allow(
+    unused_mut,
+    unused_variables,
+    unused_parens,
+    unused_labels,
+    non_snake_case,
+    clippy::all
+)]
 pub fn power(
     a: ::scan_runtime::__private::ndarray::ArrayView<
         '_,
@@ -128,7 +135,7 @@ pub fn power(
         true
     };
     if !__scan_3_ic {
-        for __scan_3_t in 0..__scan_3_n_steps {
+        '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
             let __scan_3_0 = __scan_3_state0.view();
             let __scan_3_1 = __scan_0.view();
             ::scan_runtime::__private::kernels::map2(

@@ -1,0 +1,10 @@
+use scan_runtime::prelude::*;
+
+scan! {
+    pub fn f(u: ArrayView1<f64>) -> Result<Array1<f64>> {
+        let out = map(|u_t| u_t * 2.0, sequences = u, unroll = 0);
+        Ok(out)
+    }
+}
+
+fn main() {}
