@@ -43,6 +43,20 @@ macro_rules! variants {
                     Ok((keep[-1], acc))
                 }
 
+                /// An RNN with an output projection: y moves after the loop as one product.
+                pub fn projected(u: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+                    let (h, y) = scan(
+                        |u_t, h, w, w_out| {
+                            let h_t = tanh(h.dot(w) + u_t);
+                            (h_t, h_t.dot(w_out))
+                        },
+                        sequences = u,
+                        outputs_info = [h0, None],
+                        non_sequences = [w, w_out],
+                    );
+                    Ok((h, y))
+                }
+
                 /// A scalar state with until, only the last value read.
                 pub fn newton(a: f64, k: usize) -> Result<f64> {
                     let y = scan(
@@ -62,7 +76,7 @@ variants! {
     all: [all];
     none: [none];
     save_mem_only: [save_mem];
-    push_out_only: [push_out_nonseq];
+    push_out_only: [push_out_nonseq, push_out_seq, push_out_output, dead];
     without_save_mem: [all_except(save_mem)];
     cse_dead_constants: [cse, dead, constants];
 }
@@ -193,5 +207,55 @@ fn a_scalar_state_with_until_agrees() {
                 Some(v) => assert_eq!(r.unwrap(), v, "k = {k}"),
             }
         }
+    }
+}
+
+#[test]
+fn an_output_projection_agrees_under_every_setting() {
+    let h0 = vec(&[0.1, -0.2, 0.3]);
+    let w = common::matrix(3, 3, 1);
+    let w_out = common::matrix(3, 2, 2);
+    for n in [0usize, 1, 2, 5] {
+        let u = common::matrix(n, 3, 3);
+        // By hand.
+        let mut h = h0.clone();
+        let mut hs = Vec::new();
+        let mut ys = Vec::new();
+        for t in 0..n {
+            h = (h.dot(&w) + u.row(t)).mapv(f64::tanh);
+            ys.push(h.dot(&w_out));
+            hs.push(h.clone());
+        }
+        let results = [
+            all::projected(u.view(), h0.view(), w.view(), w_out.view()),
+            none::projected(u.view(), h0.view(), w.view(), w_out.view()),
+            save_mem_only::projected(u.view(), h0.view(), w.view(), w_out.view()),
+            push_out_only::projected(u.view(), h0.view(), w.view(), w_out.view()),
+            without_save_mem::projected(u.view(), h0.view(), w.view(), w_out.view()),
+            cse_dead_constants::projected(u.view(), h0.view(), w.view(), w_out.view()),
+        ];
+        for r in results {
+            let (got_h, got_y) = r.unwrap();
+            assert_eq!(got_h.nrows(), n);
+            // No step: a map output has rows of shape zeros, as in PyTensor.
+            let y_shape: &[usize] = if n == 0 { &[0, 0] } else { &[n, 2] };
+            assert_eq!(got_y.shape(), y_shape);
+            for t in 0..n {
+                common::assert_allclose(&got_h.row(t).to_vec(), &hs[t].to_vec(), 1e-12);
+                common::assert_allclose(&got_y.row(t).to_vec(), &ys[t].to_vec(), 1e-12);
+            }
+        }
+        let got = all::projected(u.view(), h0.view(), w.view(), w_out.view()).unwrap();
+        second_opinion(
+            all::SOURCE,
+            "projected",
+            vec![
+                Value::from(u.clone()),
+                Value::from(h0.clone()),
+                Value::from(w.clone()),
+                Value::from(w_out.clone()),
+            ],
+            vec![Value::from(got.0), Value::from(got.1)],
+        );
     }
 }

@@ -39,7 +39,11 @@ fn an_unrolled_recurrence_gives_the_plain_loops_numbers() {
     for n in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 13] {
         let u = Array1::from_shape_fn(n, |i| (i as f64 * 0.7).sin());
         let got = programs::linrec(u.view(), x0.view()).unwrap();
-        assert_eq!(got, programs::linrec_plain(u.view(), x0.view()).unwrap(), "n = {n}");
+        assert_eq!(
+            got,
+            programs::linrec_plain(u.view(), x0.view()).unwrap(),
+            "n = {n}"
+        );
         // By hand.
         let mut h = vec![0.0, 1.0];
         for t in 0..n {
@@ -63,7 +67,7 @@ fn an_unrolled_backwards_scan_reads_the_same_rows() {
         let got = programs::backwards(m.view(), h0.view()).unwrap();
         let mut h = h0.clone();
         for t in 0..n {
-            h = (&h * 0.5 + &m.row(n - 1 - t)).mapv(f64::tanh);
+            h = (&h * 0.5 + m.row(n - 1 - t)).mapv(f64::tanh);
             assert_eq!(got.row(t), h, "n = {n}, t = {t}");
         }
         second_opinion(

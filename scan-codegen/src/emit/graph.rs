@@ -300,6 +300,11 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                 }));
                 repr
             }
+            Op::ZeroStepShape => {
+                let x = arg(0).view();
+                body.extend(quote!(let #ident = #rt::kernels::zero_step_shape(#x);));
+                Repr::View(ident.clone())
+            }
             Op::Transpose => {
                 let x = arg(0).view();
                 body.extend(quote!(let #ident = #x.reversed_axes();));

@@ -239,6 +239,10 @@ fn eval_node(
             arity(1)?;
             ops::transpose(&args[0])
         }
+        Op::ZeroStepShape => {
+            arity(1)?;
+            ops::zero_step_shape(&args[0])
+        }
         // The fused operations evaluated one by one on whole arrays, as before fusion.
         Op::Fused(body) => {
             let mut results = eval_graph(body, &args)?;

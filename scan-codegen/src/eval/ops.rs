@@ -168,6 +168,15 @@ pub fn arange(n: &Value, label: &str) -> Result<Value, String> {
     )))
 }
 
+/// `x`, or with no row an array whose every axis is 0 (a map output of zero steps).
+pub fn zero_step_shape(x: &Value) -> Value {
+    if x.shape().first() == Some(&0) {
+        map_array!(x, a => ArrayD::from_shape_vec(IxDyn(&vec![0; a.ndim()]), vec![]).expect("an empty shape"))
+    } else {
+        x.clone()
+    }
+}
+
 /// Reversed axes.
 pub fn transpose(x: &Value) -> Value {
     map_array!(x, a => a.clone().reversed_axes())

@@ -97,6 +97,10 @@ pub enum Op {
     },
     /// inputs: [x]; reversed axes.
     Transpose,
+    /// inputs: [x], the steps of a map output computed after the loop (push-out of
+    /// outputs); x itself, but with no row every axis is 0: the shape a scan gives a map
+    /// output when no step ran (PyTensor's), which x's other axes would not be.
+    ZeroStepShape,
     /// inputs: the operands of a chain of elementwise operations, fused into one pass by
     /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
     /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,

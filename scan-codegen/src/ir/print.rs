@@ -43,6 +43,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 )
             }
             Op::Transpose => "transpose".to_string(),
+            Op::ZeroStepShape => "zero_step_shape".to_string(),
             Op::Fused(_) => "fused".to_string(),
             Op::Scan(s) => {
                 let seqs: Vec<String> = s

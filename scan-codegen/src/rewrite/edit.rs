@@ -155,3 +155,13 @@ pub fn add_sequence(
         .map(|(i, _)| insert_step_input(&mut op.step, first + i, label, row, span))
         .collect()
 }
+
+/// Removes sequence `s` (its step inputs must no longer be read): its outer input and its
+/// taps' step inputs.
+pub fn remove_sequence(op: &mut ScanOp, scan_inputs: &mut Vec<NodeId>, s: usize) {
+    scan_inputs.remove(s);
+    let first = op.first_sequence_tap_input(s);
+    let taps: Vec<usize> = (first..first + op.sequences[s].taps.len()).collect();
+    op.sequences.remove(s);
+    remove_step_inputs(&mut op.step, &taps);
+}

@@ -15,8 +15,11 @@ mod cse;
 mod dead;
 mod edit;
 mod fusion;
+mod lift;
 pub(crate) mod loop_interchange;
+mod merge;
 mod push_out_nonseq;
+mod push_out_output;
 mod push_out_seq;
 mod save_mem;
 
@@ -36,10 +39,15 @@ pub enum Pass {
     Cse,
     /// Outputs nothing reads dropped, with the step nodes only they needed.
     Dead,
+    /// Two scans that run the same steps become one loop; outputs holding the same values
+    /// computed once.
+    Merge,
     /// Step work that depends only on non-sequences and constants moved before the loop.
     PushOutNonSeq,
     /// Step work on one sequence row moved before the loop, over all rows at once.
     PushOutSeq,
+    /// Map outputs computed from a kept recurrent output moved after the loop.
+    PushOutOutput,
     /// Each output keeps only the last steps that are read.
     SaveMem,
     /// Chains of elementwise operations on arrays computed in one pass.
@@ -49,12 +57,14 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 8] = [
+pub const ORDER: [Pass; 10] = [
     Pass::Constants,
     Pass::Cse,
     Pass::PushOutNonSeq,
     Pass::PushOutSeq,
+    Pass::PushOutOutput,
     Pass::Dead,
+    Pass::Merge,
     Pass::SaveMem,
     Pass::Fusion,
     Pass::LoopInterchange,
@@ -69,8 +79,10 @@ impl Pass {
             Pass::Constants => "constants",
             Pass::Cse => "cse",
             Pass::Dead => "dead",
+            Pass::Merge => "merge",
             Pass::PushOutNonSeq => "push_out_nonseq",
             Pass::PushOutSeq => "push_out_seq",
+            Pass::PushOutOutput => "push_out_output",
             Pass::SaveMem => "save_mem",
             Pass::LoopInterchange => "loop_interchange",
             Pass::Fusion => "fusion",
@@ -86,8 +98,10 @@ impl Pass {
             Pass::Constants => constants::run(g, log),
             Pass::Cse => cse::run(g, log),
             Pass::Dead => dead::run(g, log),
+            Pass::Merge => merge::run(g, log),
             Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
             Pass::PushOutSeq => push_out_seq::run(g, log),
+            Pass::PushOutOutput => push_out_output::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
             Pass::LoopInterchange => loop_interchange::run(g, log),
             Pass::Fusion => fusion::run(g, log),

@@ -20,8 +20,9 @@
 use std::collections::HashMap;
 
 use super::edit::add_sequence;
+use super::lift::{self, Source};
 use super::{scan_label, Log};
-use crate::ir::{Graph, Node, NodeId, Op, ScanOp};
+use crate::ir::{Graph, NodeId, Op, ScanOp};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     for i in 0..g.nodes.len() {
@@ -61,71 +62,19 @@ fn arange_as_index(g: &Graph, op: &mut ScanOp, scan_inputs: &mut [NodeId]) -> Ve
     changed
 }
 
-/// Where a step value comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Source {
-    /// Non-sequences and constants only.
-    Invariant,
-    /// One sequence tap (this step input), non-sequences and constants, through
-    /// operations that have a whole-sequence form.
-    Row(NodeId),
-    /// Anything else.
-    Variant,
-}
-
+/// Sources of the step's nodes: sequence taps (but not the loop index, cheaper in the
+/// loop than any array made of it) are rows, non-sequences invariant.
 fn sources(op: &ScanOp) -> Vec<Source> {
-    let step = &op.step;
     let seq_taps = op.first_output_tap_input(0);
     let first_ns = op.first_non_sequence_step_input();
-    let mut src = vec![Source::Variant; step.nodes.len()];
-    for (i, node) in step.nodes.iter().enumerate() {
-        let inputs: Vec<Source> = node.inputs.iter().map(|n| src[n.0]).collect();
-        let all_invariant = inputs.iter().all(|s| *s == Source::Invariant);
-        src[i] = match &node.op {
-            // The loop index is cheaper in the loop than any array made of it.
-            Op::Input { index, .. } if *index < seq_taps && !reads_arange(op, *index) => {
-                Source::Row(NodeId(i))
-            }
-            Op::Input { index, .. } if *index >= first_ns => Source::Invariant,
-            Op::Input { .. } | Op::Scan(_) | Op::ScanOutput { .. } => Source::Variant,
-            Op::Const(_) => Source::Invariant,
-            _ if all_invariant => Source::Invariant,
-            Op::Elemwise(_) | Op::Cast => {
-                let mut rows = node
-                    .inputs
-                    .iter()
-                    .zip(&inputs)
-                    .filter(|(_, s)| matches!(s, Source::Row(_)));
-                let (first_id, first) = rows
-                    .next()
-                    .map(|(n, s)| (*n, *s))
-                    .unwrap_or((NodeId(0), Source::Variant));
-                let one_row = inputs
-                    .iter()
-                    .all(|s| *s == Source::Invariant || *s == first);
-                let aligned = step.ty(first_id).rank == node.ty.rank
-                    && rows.all(|(n, _)| step.ty(*n).rank == node.ty.rank);
-                if matches!(first, Source::Row(_)) && one_row && aligned {
-                    first
-                } else {
-                    Source::Variant
-                }
-            }
-            Op::Dot => {
-                let (a, b) = (node.inputs[0], node.inputs[1]);
-                match (inputs[0], inputs[1]) {
-                    (Source::Row(r), Source::Invariant)
-                        if step.ty(a).rank <= 2 && step.ty(b).rank <= 2 =>
-                    {
-                        Source::Row(r)
-                    }
-                    _ => Source::Variant,
-                }
-            }
-            _ => Source::Variant,
-        };
-    }
-    src
+    lift::sources(&op.step, |id| match op.step.node(id).op {
+        Op::Input { index, .. } if index < seq_taps && !reads_arange(op, index) => {
+            Some(Source::Row(id))
+        }
+        Op::Input { index, .. } if index >= first_ns => Some(Source::Invariant),
+        Op::Input { .. } => Some(Source::Variant),
+        _ => None,
+    })
 }
 
 /// Whether step input `index` (a sequence tap) reads a sequence that is the loop index.
@@ -134,10 +83,6 @@ fn reads_arange(op: &ScanOp, index: usize) -> bool {
         .rev()
         .find(|&s| op.first_sequence_tap_input(s) <= index)
         .is_some_and(|s| op.sequences[s].arange)
-}
-
-fn worth_moving(op: &Op) -> bool {
-    matches!(op, Op::Elemwise(_) | Op::Cast | Op::Dot)
 }
 
 /// Moves the sequence work of `op`'s step into `g`; returns (label, what) of each move.
@@ -149,7 +94,7 @@ fn push_out(
     let src = sources(op);
     let users = op.step.consumers();
     let roots: Vec<NodeId> = (0..op.step.nodes.len())
-        .filter(|&i| matches!(src[i], Source::Row(_)) && worth_moving(&op.step.nodes[i].op))
+        .filter(|&i| matches!(src[i], Source::Row(_)) && lift::worth_moving(&op.step.nodes[i].op))
         .filter(|&i| {
             users[i].iter().any(|u| src[u.0] != src[i]) || op.step.outputs.contains(&NodeId(i))
         })
@@ -173,7 +118,11 @@ fn push_out(
             unreachable!()
         };
         let (s, k) = tap_of[&input];
-        let outer = copy_into_outer(g, op, scan_inputs, &src, root, &mut copied);
+        let outer = {
+            let inputs: &[NodeId] = scan_inputs;
+            let mut leaf = |_: &mut Graph, id: NodeId| outer_input(op, inputs, id);
+            lift::copy_whole(g, &op.step, &src, root, &mut leaf, &mut copied)
+        };
         let node = op.step.node(root).clone();
         let taps = op.sequences[s].taps.clone();
         let new_inputs = add_sequence(
@@ -203,46 +152,21 @@ fn push_out(
     moved
 }
 
-fn copy_into_outer(
-    g: &mut Graph,
-    op: &ScanOp,
-    scan_inputs: &[NodeId],
-    src: &[Source],
-    id: NodeId,
-    copied: &mut HashMap<NodeId, NodeId>,
-) -> NodeId {
-    if let Some(&c) = copied.get(&id) {
-        return c;
-    }
-    let node = op.step.node(id).clone();
-    let outer = match node.op {
-        Op::Input { index, .. } if index < op.first_output_tap_input(0) => {
-            let s = (0..op.sequences.len())
-                .rev()
-                .find(|&s| op.first_sequence_tap_input(s) <= index)
-                .expect("a sequence tap belongs to a sequence");
-            scan_inputs[s]
-        }
-        Op::Input { index, .. } => {
-            let k = index - op.first_non_sequence_step_input();
-            scan_inputs[op.first_non_sequence_input() + k]
-        }
-        _ => {
-            let inputs: Vec<NodeId> = node
-                .inputs
-                .iter()
-                .map(|&n| copy_into_outer(g, op, scan_inputs, src, n, copied))
-                .collect();
-            // A row-derived value gains the leading axis of the steps.
-            let ty = match src[id.0] {
-                Source::Row(_) => node.ty.with_rank(node.ty.rank + 1),
-                _ => node.ty,
-            };
-            g.add(Node { inputs, ty, ..node })
-        }
+/// The outer node of a step input: a sequence tap's whole sequence, a non-sequence's
+/// outer value.
+fn outer_input(op: &ScanOp, scan_inputs: &[NodeId], id: NodeId) -> Option<NodeId> {
+    let Op::Input { index, .. } = op.step.node(id).op else {
+        return None;
     };
-    copied.insert(id, outer);
-    outer
+    if index < op.first_output_tap_input(0) {
+        let s = (0..op.sequences.len())
+            .rev()
+            .find(|&s| op.first_sequence_tap_input(s) <= index)?;
+        Some(scan_inputs[s])
+    } else {
+        let k = index.checked_sub(op.first_non_sequence_step_input())?;
+        Some(scan_inputs[op.first_non_sequence_input() + k])
+    }
 }
 
 #[cfg(test)]

@@ -23,23 +23,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             if output.keep.is_some() {
                 continue;
             }
-            let mut need = Some(0usize);
-            let mut how = Vec::new();
-            for &r in &reads[j] {
-                if g.outputs.contains(&r) {
-                    need = None;
-                }
-                for &u in &users[r.0] {
-                    match rows_read(g, u, r) {
-                        Some((k, text)) => {
-                            need = need.map(|n| n.max(k));
-                            how.push(text);
-                        }
-                        None => need = None,
-                    }
-                }
-            }
-            if let Some(k) = need {
+            if let Some((k, how)) = last_rows_read(g, &users, &reads[j]) {
                 decisions.push((i, j, k, how));
             }
         }
@@ -66,6 +50,29 @@ pub fn run(g: &mut Graph, log: &mut Log) {
         };
         log.fired(format!("{label}: output {j} ({text}) keeps {rows} ({why})"));
     }
+}
+
+/// How many of the last rows of an output the outer graph reads through its `ScanOutput`
+/// nodes `reads` (and how, in the user's words), if it reads only its last rows; `None`
+/// when the whole output is needed.
+pub fn last_rows_read(
+    g: &Graph,
+    users: &[Vec<NodeId>],
+    reads: &[NodeId],
+) -> Option<(usize, Vec<String>)> {
+    let mut need = 0usize;
+    let mut how = Vec::new();
+    for &r in reads {
+        if g.outputs.contains(&r) {
+            return None;
+        }
+        for &u in &users[r.0] {
+            let (k, text) = rows_read(g, u, r)?;
+            need = need.max(k);
+            how.push(text);
+        }
+    }
+    Some((need, how))
 }
 
 /// How many of the last rows of `output` node `user` reads, if it reads only those.

@@ -26,5 +26,5 @@ pub use index::{
 pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
 pub use steps::{
     check_initial_rows, check_n_steps, check_step_shape, check_steps_available, ring_tail,
-    sequence_steps,
+    sequence_steps, zero_step_shape,
 };

@@ -221,6 +221,29 @@ pub fn ring_tail<T: Element, D: ndarray::Dimension + ndarray::RemoveAxis>(
     }
 }
 
+/// `x`, or with no row a view whose every axis is 0: the shape a scan gives a map output
+/// when no step ran, for a map output computed after the loop from a kept trace.
+pub fn zero_step_shape<T, D: ndarray::Dimension>(
+    x: ndarray::ArrayView<'_, T, D>,
+) -> ndarray::ArrayView<'_, T, D> {
+    let mut x = x;
+    if x.len_of(ndarray::Axis(0)) == 0 {
+        x.slice_each_axis_inplace(|_| ndarray::Slice::from(0..0));
+    }
+    x
+}
+
+#[cfg(test)]
+mod zero_step_tests {
+    #[test]
+    fn no_rows_means_every_axis_zero() {
+        let a = ndarray::Array2::<f64>::zeros((0, 5));
+        assert_eq!(super::zero_step_shape(a.view()).shape(), &[0, 0]);
+        let b = ndarray::Array2::<f64>::ones((2, 5));
+        assert_eq!(super::zero_step_shape(b.view()), b);
+    }
+}
+
 #[cfg(test)]
 mod ring_tests {
     use ndarray::{array, Array1, Array2};
