@@ -5,6 +5,14 @@
 //!
 //! Only allocations made by the measuring thread are counted (the test harness allocates
 //! on its own threads at any time), and a global lock lets one measurement run at a time.
+//!
+//! Threads (`scan_runtime::set_num_threads`): at 1 thread, and for every product too small
+//! to be split, a step allocates nothing. A matrix product split over threads (at least
+//! `scan_runtime::threads::PAR_MIN_WORK` multiply-adds) runs its parts on rayon's workers,
+//! each packing into its own buffer (made once per thread), through `rayon::join`, whose
+//! only allocation is a new block of rayon's queue of injected jobs once every 63 split
+//! products, on the calling thread: so there "no allocation per step" becomes "at most one
+//! allocation per 63 split products", which `matrix_matrix_steps_at_1_and_2_threads` pins.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -86,8 +94,11 @@ where
 {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     // Warm-up: lazily initialized statics (thread-locals, std internals) allocate once.
-    let warm = make(3);
-    let _ = allocations(warm);
+    // The largest call too: a matrix product large enough for faer's packed kernels
+    // (here the input projection hoisted before the loop) makes its thread's packing
+    // buffer the first time, once per thread.
+    let _ = allocations(make(3));
+    let _ = allocations(make(1000));
     let few_call = make(10);
     let few = allocations(few_call);
     let many_call = make(1000);
@@ -120,6 +131,12 @@ mod programs {
 
         /// h_t = tanh(h_{t-1} W + x_t U).
         pub fn rnn(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u]);
+            Ok(hs)
+        }
+
+        /// A batch RNN: matrix·matrix products in the step (h is [B, H]).
+        pub fn batch_rnn(x: ArrayView3<f32>, h0: ArrayView2<f32>, w: ArrayView2<f32>, u: ArrayView2<f32>) -> Result<Array3<f32>> {
             let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u]);
             Ok(hs)
         }
@@ -283,6 +300,67 @@ fn nested_scan() {
             hs
         }
     });
+}
+
+/// Allocations per extra step of `make(steps)()` between `few` and `many` steps (after a
+/// warm-up).
+fn allocations_per_step<C, T>(case: &str, few: usize, many: usize, make: impl Fn(usize) -> C) -> f64
+where
+    C: FnOnce() -> T,
+{
+    let _ = allocations(make(3));
+    let _ = allocations(make(many));
+    let few_count = allocations(make(few));
+    let many_count = allocations(make(many));
+    assert!(few_count > 0, "{case}: no allocation counted at all");
+    let extra = many_count.checked_sub(few_count).unwrap_or_else(|| {
+        panic!("{case}: {few_count} allocations with {few} steps, {many_count} with {many}")
+    });
+    extra as f64 / (many - few) as f64
+}
+
+#[test]
+fn matrix_matrix_steps_at_1_and_2_threads() {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let f32_matrix = |r, c, seed| matrix(r, c, seed).mapv(|v| v as f32);
+    // (batch, hidden): a step product of 4 x 64 x 64 is never split; 16 x 1024 x 1024 is
+    // PAR_MIN_WORK, split when the setting allows.
+    for (batch, hidden, split) in [(4usize, 64usize, false), (16, 1024, true)] {
+        let n_in = 3;
+        assert_eq!(
+            batch * hidden * hidden >= scan_runtime::threads::PAR_MIN_WORK,
+            split
+        );
+        let h0 = Array2::<f32>::zeros((batch, hidden));
+        let w = f32_matrix(hidden, hidden, 11) * 0.1;
+        let u = f32_matrix(n_in, hidden, 12);
+        for threads in [1, 2] {
+            scan_runtime::set_num_threads(threads);
+            let case = format!("batch rnn {batch}x{hidden}, {threads} threads");
+            let per_step = allocations_per_step(&case, 10, 40, |n| {
+                let x = Array3::from_shape_fn((n, batch, n_in), |(t, b, i)| {
+                    ((t * 7 + b * 3 + i) % 5) as f32 - 2.0
+                });
+                let (h0, w, u) = (h0.clone(), w.clone(), u.clone());
+                move || {
+                    let hs = programs::batch_rnn(x.view(), h0.view(), w.view(), u.view()).unwrap();
+                    assert_eq!(hs.dim(), (n, batch, hidden));
+                    hs
+                }
+            });
+            match scan_runtime::kernels::dot::GEMM_BACKEND {
+                // rayon's queue of injected jobs grows by a block every 63 split products:
+                // over the 30 extra steps measured, 0 or 1 allocation.
+                "faer" if split && threads > 1 => {
+                    assert!(per_step * 30.0 <= 1.0, "{case}: {per_step} per step")
+                }
+                // The old backend's packing buffer, once per product from GEMM_MIN_WORK on.
+                "matrixmultiply" if split => assert_eq!(per_step, 1.0, "{case}"),
+                _ => assert_eq!(per_step, 0.0, "{case}: {per_step} allocations per step"),
+            }
+        }
+    }
+    scan_runtime::set_num_threads(0);
 }
 
 #[test]

@@ -10,10 +10,12 @@
 //! non-zero if a checksum disagrees with the hand-written one (a `MISMATCH` line) or a
 //! program returned an `Err` (an `ERROR` line).
 //!
-//! Threads (`--threads N`, default 1) are set before anything runs: faer's global
-//! parallelism (`Par::Seq` for 1, else `Par::rayon(N)`), and the environment variables
-//! RAYON_NUM_THREADS (faer's rayon pool) and MATMUL_NUM_THREADS (matrixmultiply, which
-//! the generated code calls) to N. Pin 1-thread runs with `taskset -c 0` as SPEC says.
+//! Threads (`--threads N`, default 1) are set before anything runs: the runtime's setting
+//! (`scan_runtime::set_num_threads(N)`, which the generated code's products follow), faer's
+//! global parallelism for the hand-written loops (`Par::Seq` for 1, else `Par::rayon(N)`),
+//! and the environment variables RAYON_NUM_THREADS (the rayon pool both use) and
+//! MATMUL_NUM_THREADS (matrixmultiply, when scan-runtime is built with that backend) to N.
+//! Pin 1-thread runs with `taskset -c 0` as SPEC says.
 
 use std::process::ExitCode;
 
@@ -32,7 +34,7 @@ struct Cli {
     /// Cases to run (default: all, in SPEC's order)
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(cases::ALL.iter().map(|(n, _)| *n)))]
     cases: Vec<String>,
-    /// Threads for the matrix products (faer, rayon, matrixmultiply).
+    /// Threads for the matrix products (scan-runtime, faer, rayon, matrixmultiply).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     threads: u16,
     /// Smoke test: every size shrunk (about 100x), one call per implementation.
@@ -193,6 +195,7 @@ fn set_threads(n: usize) {
     // Safe in edition 2021; nothing else runs yet, so no thread reads the environment.
     std::env::set_var("RAYON_NUM_THREADS", n.to_string());
     std::env::set_var("MATMUL_NUM_THREADS", n.to_string());
+    scan_runtime::set_num_threads(n);
     faer::set_global_parallelism(if n == 1 {
         faer::Par::Seq
     } else {

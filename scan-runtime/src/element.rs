@@ -50,11 +50,12 @@ pub trait Number: Element {
     /// base of 1 or -1, as exact integer math truncated toward zero would.
     fn num_powi(self, n: i32) -> Self;
 
-    /// The matrix product entry used by every dot kernel: `out = a · b` with `out` of shape
-    /// `(m, n)`, `a` `(m, k)`, `b` `(k, n)`, any strides. Floats go through matrixmultiply
-    /// (or a direct loop when the product is too small to pay for packing); integers use a
-    /// direct wrapping loop. Shapes are checked: `Err(Dot)` naming `what` when they
-    /// disagree, and nothing is written.
+    /// The matrix product entry used by every dot kernel but vector·vector: `out = a · b`
+    /// with `out` of shape `(m, n)`, `a` `(m, k)`, `b` `(k, n)`, any strides (a vector
+    /// operand is a one-row or one-column view). Floats go through the backend chosen by
+    /// cargo features, faer by default (see `kernels::dot`); integers use a direct wrapping
+    /// loop. Shapes are checked: `Err(Dot)` naming `what` when they disagree, and nothing is
+    /// written.
     fn gemm(
         out: ArrayViewMut2<'_, Self>,
         a: ArrayView2<'_, Self>,
@@ -177,7 +178,7 @@ macro_rules! int_impls {
 int_impls!(i32, i64);
 
 macro_rules! float_impls {
-    ($($t:ident => $gemm:ident),*) => {$(
+    ($($t:ident),*) => {$(
         impl Element for $t {
             const NAME: &'static str = stringify!($t);
         }
@@ -225,7 +226,7 @@ macro_rules! float_impls {
                 b: ArrayView2<'_, Self>,
                 what: &str,
             ) -> Result<()> {
-                crate::kernels::dot::$gemm(out, a, b, what)
+                crate::kernels::dot::gemm_float(out, a, b, what)
             }
         }
 
@@ -280,7 +281,7 @@ macro_rules! float_impls {
     )*};
 }
 
-float_impls!(f32 => gemm_f32, f64 => gemm_f64);
+float_impls!(f32, f64);
 
 /// numpy's `npy_divmod`: floor division and the remainder with the divisor's sign, so that
 /// `a == div * b + rem` as closely as floats allow.

@@ -35,7 +35,12 @@
 //! - no panic on user data: every size problem (bad broadcast, short sequence, index out of
 //!   range, ...) is an [`Error`] naming the user's argument or expression and the sizes;
 //! - no allocation per loop step: kernels write into caller-provided buffers and reallocate
-//!   them only when their shape changes;
+//!   them only when their shape changes (a float matrix product allocates nothing after the
+//!   first on a thread; one split over threads may add an allocation of rayon's job queue
+//!   once per 63 splits, see [`threads`]);
+//! - threads: matrix products large enough to pay are split over threads, as many as
+//!   [`set_num_threads`] or the environment variable `SCAN_NUM_THREADS` say (default: every
+//!   core; see [`threads`]);
 //! - numpy semantics: integer arithmetic wraps, `%` takes the divisor's sign, NaN propagates
 //!   through `max`/`min`, indices may be negative and slices clamp.
 
@@ -43,10 +48,12 @@ pub mod element;
 pub mod error;
 pub mod kernels;
 pub mod math;
+pub mod threads;
 
 pub use error::{Error, Result};
 pub use ndarray;
 pub use scan_macros::scan;
+pub use threads::{num_threads, set_num_threads};
 
 /// Everything a user of `scan!` needs: `use scan_runtime::prelude::*;`.
 pub mod prelude {

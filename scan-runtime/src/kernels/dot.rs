@@ -1,24 +1,53 @@
 //! Dot products by operand rank: vector·vector, vector·matrix, matrix·vector and
 //! matrix·matrix, for any strides (transposed, stepped or reversed views).
 //!
-//! Matrix products of floats large enough to pay for packing go through matrixmultiply's
-//! `sgemm`/`dgemm` with the views' real strides (its `threading` feature spreads them over
-//! cores). Everything else (integers, small products, and products with a vector operand,
-//! which are memory bound so packing cannot help) uses the direct loops below, which
-//! allocate nothing: matrixmultiply allocates a packing buffer on every call.
+//! Every product but vector·vector goes through one entry, [`Number::gemm`] (a vector is a
+//! one-row or one-column matrix view, no copy). Integers take the direct loops below. Floats
+//! take the backend chosen by cargo features:
+//! - `faer` (the default): faer's matmul (sequential), which picks AVX2/AVX-512 kernels at
+//!   run time and keeps its packing memory in a buffer per thread, so a product allocates
+//!   nothing after the first one on a thread. Products of at least `threads::PAR_MIN_WORK`
+//!   multiply-adds with two matrix operands are cut into one part per thread, run by
+//!   `rayon::join` (see `crate::threads`). Only a vector·matrix product smaller than
+//!   [`VM_MIN_WORK`] stays on the direct loop, which is faster there (measured, see the
+//!   constant).
+//! - `matrixmultiply`: `sgemm`/`dgemm` for matrix·matrix products of at least
+//!   [`GEMM_MIN_WORK`] multiply-adds, the direct loops for the rest (matrixmultiply
+//!   allocates its packing buffer on every call and has no fast vector kernels); its
+//!   `threading` feature spreads a product over `MATMUL_NUM_THREADS` threads.
+//! - neither: the direct loops.
 
 use ndarray::{
-    Array1, Array2, Array3, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Ix1,
-    Ix2, Ix3, Zip,
+    Array1, Array2, Array3, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Axis,
+    Ix1, Ix2, Ix3, Zip,
 };
 
 use crate::element::Number;
 use crate::error::{Error, Result};
 use crate::kernels::buffer::ensure_shape;
 
-/// Matrix products with fewer multiply-adds than this skip matrixmultiply: below it the
-/// per-call packing buffer allocation and copies cost more than the faster kernel saves.
+/// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
+/// `"loops"` (neither feature).
+pub const GEMM_BACKEND: &str = if cfg!(feature = "matrixmultiply") {
+    "matrixmultiply"
+} else if cfg!(feature = "faer") {
+    "faer"
+} else {
+    "loops"
+};
+
+/// matrixmultiply backend: matrix products with fewer multiply-adds than this skip
+/// matrixmultiply: below it the per-call packing buffer allocation and copies cost more than
+/// the faster kernel saves.
 pub const GEMM_MIN_WORK: usize = 32 * 32 * 32;
+
+/// faer backend: a vector·matrix product (`1 x k` times `k x n`) with `k * n` below this
+/// takes the direct loop. Measured on a 2-core AMD EPYC (Zen 4), f32 and f64, median of
+/// single calls: the loop wins below (1x16x64: 0.11-0.18 µs against 0.11-0.35 µs for faer;
+/// 1x128x8: 0.42 µs against 0.51-0.54 µs), faer from about there on (1x64x64: 0.33-0.62 µs
+/// against 0.69-1.29 µs; 1x128x128: 0.8-1.4 µs against 1.4-9.5 µs). Every other shape,
+/// down to 2x2x2, is faster through faer (its small-product kernels need no packing).
+pub const VM_MIN_WORK: usize = 64 * 64;
 
 /// `a · b` for two vectors of the same length.
 pub fn dot_vv<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>, what: &str) -> Result<T> {
@@ -40,8 +69,12 @@ pub fn dot_vm<T: Number>(
         return Err(dot_error(what, a.shape(), b.shape()));
     }
     ensure_shape(out, Ix1(n));
-    vm_into(out.view_mut(), a, b);
-    Ok(())
+    T::gemm(
+        out.view_mut().insert_axis(Axis(0)),
+        a.insert_axis(Axis(0)),
+        b,
+        what,
+    )
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k`.
@@ -56,8 +89,12 @@ pub fn dot_mv<T: Number>(
         return Err(dot_error(what, a.shape(), b.shape()));
     }
     ensure_shape(out, Ix1(m));
-    mv_into(out.view_mut(), a, b);
-    Ok(())
+    T::gemm(
+        out.view_mut().insert_axis(Axis(1)),
+        a,
+        b.insert_axis(Axis(1)),
+        what,
+    )
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
@@ -104,7 +141,8 @@ pub fn dot_stack_m<T: Number>(
 }
 
 /// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a vector `b` of
-/// length `k`: every row of every matrix dotted with `b`.
+/// length `k`: every row of every matrix dotted with `b` (one `(t*m, k) · (k, 1)` product
+/// when `a` is contiguous).
 pub fn dot_stack_v<T: Number>(
     out: &mut Array2<T>,
     a: ArrayView3<'_, T>,
@@ -116,8 +154,17 @@ pub fn dot_stack_v<T: Number>(
         return Err(dot_error(what, a.shape(), b.shape()));
     }
     ensure_shape(out, Ix2(t, m));
+    let b = b.insert_axis(Axis(1));
+    if a.is_standard_layout() {
+        if let (Ok(a2), Ok(o2)) = (
+            a.into_shape_with_order((t * m, k)),
+            out.view_mut().into_shape_with_order((t * m, 1)),
+        ) {
+            return T::gemm(o2, a2, b, what);
+        }
+    }
     for (o, a_t) in out.outer_iter_mut().zip(a.outer_iter()) {
-        mv_into(o, a_t, b);
+        T::gemm(o.insert_axis(Axis(1)), a_t, b, what)?;
     }
     Ok(())
 }
@@ -151,83 +198,312 @@ fn check_gemm<T>(
     Ok(())
 }
 
-/// The direct matrix product: each output row is `a.row(i) · b`.
+/// The direct matrix product: each output row is `a.row(i) · b`, or with one output
+/// column, `a · b.column(0)`.
 pub(crate) fn gemm_loop<T: Number>(
+    out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    check_gemm(&out, &a, &b, what)?;
+    loop_into(out, a, b);
+    Ok(())
+}
+
+/// [`gemm_loop`] with the shapes already checked.
+fn loop_into<T: Number>(mut out: ArrayViewMut2<'_, T>, a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) {
+    if b.ncols() == 1 && out.nrows() > 1 {
+        mv_into(out.column_mut(0), a, b.column(0));
+    } else {
+        Zip::from(out.rows_mut())
+            .and(a.rows())
+            .for_each(|o, a_row| vm_into(o, a_row, b));
+    }
+}
+
+/// The float entry of [`Number::gemm`]: shapes checked, empty products settled, then the
+/// backend.
+pub(crate) fn gemm_float<T: backend::Float>(
     mut out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,
     b: ArrayView2<'_, T>,
     what: &str,
 ) -> Result<()> {
     check_gemm(&out, &a, &b, what)?;
-    Zip::from(out.rows_mut())
-        .and(a.rows())
-        .for_each(|o, a_row| vm_into(o, a_row, b));
+    let ((m, k), n) = (a.dim(), b.ncols());
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        // An empty sum: no backend is called with a zero-size operand.
+        out.fill(T::ZERO);
+        return Ok(());
+    }
+    backend::gemm(out, a, b);
     Ok(())
 }
 
-/// Whether `(m, k) · (k, n)` is worth matrixmultiply's packing.
-fn use_gemm(m: usize, k: usize, n: usize) -> bool {
-    m > 1 && n > 1 && m.saturating_mul(k).saturating_mul(n) >= GEMM_MIN_WORK
-}
+/// faer: everything but small vector·matrix products.
+#[cfg(all(feature = "faer", not(feature = "matrixmultiply")))]
+mod backend {
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, MatMut, MatRef, Par};
+    use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 
-macro_rules! float_gemm {
-    ($name:ident, $t:ty, $gemm:path) => {
-        /// Float matrix product through matrixmultiply for large products.
-        pub(crate) fn $name(
-            mut out: ArrayViewMut2<'_, $t>,
-            a: ArrayView2<'_, $t>,
-            b: ArrayView2<'_, $t>,
-            what: &str,
-        ) -> Result<()> {
-            check_gemm(&out, &a, &b, what)?;
-            let ((m, k), n) = (a.dim(), b.ncols());
-            if m == 0 || n == 0 {
-                return Ok(());
-            }
-            if k == 0 {
-                // An empty sum: gemm is not called with a zero-size operand.
-                out.fill(0.0);
-                return Ok(());
-            }
-            if !use_gemm(m, k, n) {
-                return gemm_loop(out, a, b, what);
-            }
-            let (rsa, csa) = (a.strides()[0], a.strides()[1]);
-            let (rsb, csb) = (b.strides()[0], b.strides()[1]);
-            let (rsc, csc) = (out.strides()[0], out.strides()[1]);
-            // SAFETY: the shapes were checked above (`a` is m×k, `b` is k×n, `out` is m×n,
-            // all dimensions non-zero). Each `as_ptr` is the address of element [0, 0], and
-            // ndarray guarantees that every element reached from it through the view's own
-            // strides (negative, zero or stepped) lies inside the view's allocation, which
-            // is exactly what gemm reads and writes. `out` is a mutable view, so its
-            // elements do not alias each other (no zero or overlapping strides) nor `a` or
-            // `b` (the borrow checker keeps a unique borrow apart from shared ones). With
-            // beta = 0 gemm never reads `out`'s previous values.
-            unsafe {
-                $gemm(
-                    m,
-                    k,
-                    n,
-                    1.0,
-                    a.as_ptr(),
-                    rsa,
-                    csa,
-                    b.as_ptr(),
-                    rsb,
-                    csb,
-                    0.0,
-                    out.as_mut_ptr(),
-                    rsc,
-                    csc,
-                );
-            }
-            Ok(())
+    use crate::element::Number;
+
+    /// The float types faer multiplies.
+    pub(crate) trait Float: Number + faer::traits::ComplexField {}
+    impl Float for f32 {}
+    impl Float for f64 {}
+
+    /// Whether `(m, k) · (k, n)` goes through faer rather than the direct loop.
+    pub(super) fn use_faer(m: usize, k: usize, n: usize) -> bool {
+        m > 1 || k.saturating_mul(n) >= super::VM_MIN_WORK
+    }
+
+    /// The threads for `(m, k) · (k, n)`: more than one only for two matrix operands.
+    pub(super) fn threads(m: usize, k: usize, n: usize) -> usize {
+        if m > 1 && n > 1 {
+            crate::threads::threads_for(m.saturating_mul(k).saturating_mul(n))
+        } else {
+            1
         }
-    };
+    }
+
+    /// Parts are cut at multiples of this many rows or columns (a cache line of f32).
+    const SPLIT_ALIGN: usize = 16;
+
+    /// `out = a · b`, shapes checked and every dimension non-zero.
+    pub(super) fn gemm<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if !use_faer(m, k, n) {
+            super::loop_into(out, a, b);
+            return;
+        }
+        split(out, a, b, threads(m, k, n));
+    }
+
+    /// `out = a · b` over `threads` threads: the larger of the output's two axes cut in two
+    /// parts (in the ratio `threads / 2` to the rest, at a multiple of `SPLIT_ALIGN`),
+    /// computed by `rayon::join` and each cut again, down to one sequential faer product
+    /// per thread on its own part (each thread packs into its own buffer). `rayon::join`
+    /// allocates nothing per call (its job lives on the stack) except, from a thread
+    /// outside rayon's pool, a block of rayon's queue of injected jobs every 63 calls. A
+    /// part narrower than `SPLIT_ALIGN` is not cut.
+    ///
+    /// (faer's own `Par::rayon(n)` was measured too: no faster at these shapes, and 9
+    /// allocations per call for its team and job flags.)
+    pub(super) fn split<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+        threads: usize,
+    ) {
+        let (m, n) = out.dim();
+        let by_rows = m > n;
+        let len = if by_rows { m } else { n };
+        let first = threads / 2;
+        let at = (len as u128 * first as u128 / threads.max(1) as u128) as usize;
+        let at = at / SPLIT_ALIGN * SPLIT_ALIGN;
+        if threads <= 1 || at == 0 || at >= len {
+            faer_gemm(out, a, b);
+            return;
+        }
+        let rest = threads - first;
+        if by_rows {
+            let (o1, o2) = out.split_at(Axis(0), at);
+            let (a1, a2) = a.split_at(Axis(0), at);
+            rayon::join(|| split(o1, a1, b, first), || split(o2, a2, b, rest));
+        } else {
+            let (o1, o2) = out.split_at(Axis(1), at);
+            let (b1, b2) = b.split_at(Axis(1), at);
+            rayon::join(|| split(o1, a, b1, first), || split(o2, a, b2, rest));
+        }
+    }
+
+    /// One faer product on this thread, `out = a · b`, shapes checked.
+    fn faer_gemm<T: Float>(
+        mut out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        let (sa, sb, so) = (a.strides(), b.strides(), out.strides());
+        let (rsa, csa, rsb, csb, rso, cso) = (sa[0], sa[1], sb[0], sb[1], so[0], so[1]);
+        // SAFETY: `a` is m×k, `b` is k×n and `out` is m×n (checked by the caller), so each
+        // `from_raw_parts` gets the view's own first element, dimensions and strides: every
+        // element faer reaches from the pointer through those strides (negative, zero or
+        // stepped) is an element of the view, inside its allocation, and stays borrowed
+        // for as long as the faer views live (this function). `out` is a mutable view: its
+        // elements do not alias each other (ndarray gives no mutable view with zero or
+        // overlapping strides) nor `a` or `b` (a unique borrow beside shared ones).
+        // `Accum::Replace` never reads `out`'s previous values.
+        let (a, b, out) = unsafe {
+            (
+                MatRef::from_raw_parts(a.as_ptr(), m, k, rsa, csa),
+                MatRef::from_raw_parts(b.as_ptr(), k, n, rsb, csb),
+                MatMut::from_raw_parts_mut(out.as_mut_ptr(), m, n, rso, cso),
+            )
+        };
+        matmul(out, Accum::Replace, a, b, T::ONE, Par::Seq);
+        clear_upper_state();
+    }
+
+    /// `vzeroupper` after a faer product. faer's x86 kernels (private-gemm-x86, generated
+    /// assembly) return with the upper halves of the AVX registers dirty; SSE code run
+    /// after that (the runtime and user code, built for the default x86-64 target, libm)
+    /// then pays a false dependency on every instruction: libm's `tanhf` after a product
+    /// ran 5x slower (elman's step: 193 ms against 108 ms for the whole loop, AMD EPYC Zen 4).
+    /// Costs a few cycles per product.
+    #[inline]
+    fn clear_upper_state() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx")]
+            unsafe fn zero_upper() {
+                std::arch::x86_64::_mm256_zeroupper();
+            }
+            if std::arch::is_x86_feature_detected!("avx") {
+                // SAFETY: the CPU has AVX (checked just above), all `vzeroupper` needs.
+                unsafe { zero_upper() }
+            }
+        }
+    }
 }
 
-float_gemm!(gemm_f32, f32, matrixmultiply::sgemm);
-float_gemm!(gemm_f64, f64, matrixmultiply::dgemm);
+/// matrixmultiply: matrix·matrix products of at least `GEMM_MIN_WORK` multiply-adds.
+#[cfg(feature = "matrixmultiply")]
+mod backend {
+    use ndarray::{ArrayView2, ArrayViewMut2};
+
+    use crate::element::Number;
+
+    /// The float types matrixmultiply multiplies, with their gemm.
+    pub(crate) trait Float: Number {
+        /// matrixmultiply's `sgemm`/`dgemm` with alpha = 1, beta = 0.
+        ///
+        /// # Safety
+        /// As `matrixmultiply::dgemm`: `a` (m×k), `b` (k×n) and `c` (m×n) reachable through
+        /// their strides, `c` not aliasing itself nor the others.
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn mm(
+            m: usize,
+            k: usize,
+            n: usize,
+            a: *const Self,
+            rsa: isize,
+            csa: isize,
+            b: *const Self,
+            rsb: isize,
+            csb: isize,
+            c: *mut Self,
+            rsc: isize,
+            csc: isize,
+        );
+    }
+
+    macro_rules! mm_float {
+        ($t:ty, $gemm:path) => {
+            impl Float for $t {
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn mm(
+                    m: usize,
+                    k: usize,
+                    n: usize,
+                    a: *const Self,
+                    rsa: isize,
+                    csa: isize,
+                    b: *const Self,
+                    rsb: isize,
+                    csb: isize,
+                    c: *mut Self,
+                    rsc: isize,
+                    csc: isize,
+                ) {
+                    // SAFETY: the caller upholds matrixmultiply's contract (see the trait).
+                    unsafe { $gemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+                }
+            }
+        };
+    }
+
+    mm_float!(f32, matrixmultiply::sgemm);
+    mm_float!(f64, matrixmultiply::dgemm);
+
+    /// Whether `(m, k) · (k, n)` is worth matrixmultiply's packing.
+    pub(super) fn use_gemm(m: usize, k: usize, n: usize) -> bool {
+        m > 1 && n > 1 && m.saturating_mul(k).saturating_mul(n) >= super::GEMM_MIN_WORK
+    }
+
+    /// `out = a · b`, shapes checked and every dimension non-zero.
+    pub(super) fn gemm<T: Float>(
+        mut out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if !use_gemm(m, k, n) {
+            super::loop_into(out, a, b);
+            return;
+        }
+        let (sa, sb, so) = (
+            [a.strides()[0], a.strides()[1]],
+            [b.strides()[0], b.strides()[1]],
+            [out.strides()[0], out.strides()[1]],
+        );
+        // SAFETY: the shapes were checked by the caller (`a` is m×k, `b` is k×n, `out` is
+        // m×n, all dimensions non-zero). Each `as_ptr` is the address of element [0, 0],
+        // and ndarray guarantees that every element reached from it through the view's own
+        // strides (negative, zero or stepped) lies inside the view's allocation, which is
+        // exactly what gemm reads and writes. `out` is a mutable view, so its elements do
+        // not alias each other (no zero or overlapping strides) nor `a` or `b` (the borrow
+        // checker keeps a unique borrow apart from shared ones). With beta = 0 gemm never
+        // reads `out`'s previous values.
+        unsafe {
+            T::mm(
+                m,
+                k,
+                n,
+                a.as_ptr(),
+                sa[0],
+                sa[1],
+                b.as_ptr(),
+                sb[0],
+                sb[1],
+                out.as_mut_ptr(),
+                so[0],
+                so[1],
+            );
+        }
+    }
+}
+
+/// No backend: the direct loops.
+#[cfg(not(any(feature = "faer", feature = "matrixmultiply")))]
+mod backend {
+    use ndarray::{ArrayView2, ArrayViewMut2};
+
+    use crate::element::Number;
+
+    pub(crate) trait Float: Number {}
+    impl Float for f32 {}
+    impl Float for f64 {}
+
+    /// `out = a · b`, shapes checked.
+    pub(super) fn gemm<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+    ) {
+        super::loop_into(out, a, b);
+    }
+}
 
 /// `out = a · b` (shapes already checked). Picks the loop order that reads `b` along its
 /// contiguous axis.
@@ -347,7 +623,8 @@ mod tests {
     }
 
     /// Checks `(m, k) · (k, n)` against the naive loop with the operands stored contiguous,
-    /// transposed, stepped and reversed, and with a column-major output.
+    /// transposed, stepped, reversed and broadcast (zero strides), and with column-major,
+    /// stepped and reversed outputs.
     fn check_mm_layouts<T: Number>(m: usize, k: usize, n: usize)
     where
         i32: crate::element::Cast<T>,
@@ -396,6 +673,36 @@ mod tests {
         let mut fortran = Array2::from_elem((m, n).f(), T::ONE);
         T::gemm(fortran.view_mut(), a.view(), b.view(), "a @ b").unwrap();
         assert_eq!(fortran, expected, "fortran out {m}x{k}x{n}");
+
+        // Transposed operands into a column-major output.
+        T::gemm(fortran.view_mut(), at.t(), bt.t(), "a @ b").unwrap();
+        assert_eq!(fortran, expected, "transposed into fortran {m}x{k}x{n}");
+
+        // A stepped, reversed output: every other column of a wider buffer, rows backwards.
+        let mut big = Array2::from_elem((m, 2 * n), T::ONE);
+        T::gemm(
+            big.slice_mut(s![..;-1, ..;2]),
+            a.slice(s![..;-1, ..]),
+            b.view(),
+            "a @ b",
+        )
+        .unwrap();
+        assert_eq!(big.slice(s![.., ..;2]), expected, "stepped out {m}x{k}x{n}");
+        assert!(big.slice(s![.., 1..;2]).iter().all(|&x| x == T::ONE));
+
+        // Broadcast operands: one row of `a` repeated m times, one column of `b` n times
+        // (zero strides), against the naive product of the materialized matrices.
+        if m > 0 && n > 0 {
+            let a_row = a.slice(s![0..1, ..]);
+            let b_col = b.slice(s![.., 0..1]);
+            let (a_b, b_b) = (
+                a_row.broadcast((m, k)).unwrap(),
+                b_col.broadcast((k, n)).unwrap(),
+            );
+            let expected_b = naive_mm(a_b.to_owned().view(), b_b.to_owned().view());
+            dot_mm(&mut out, a_b, b_b, "a @ b").unwrap();
+            assert_eq!(out, expected_b, "broadcast {m}x{k}x{n}");
+        }
     }
 
     use ndarray::ShapeBuilder;
@@ -406,12 +713,19 @@ mod tests {
     {
         for &(m, k, n) in &[
             (1, 1, 1),
+            (2, 2, 2),
             (2, 3, 4),
             (5, 1, 7),
             (3, 9, 1),
             (1, 9, 3),
             (17, 13, 11),
-            // Above GEMM_MIN_WORK: matrixmultiply for floats.
+            // faer: a rank-1 update (k = 1), matrix·vector (n = 1), vector·matrix on either
+            // side of VM_MIN_WORK.
+            (48, 1, 40),
+            (33, 70, 1),
+            (1, 16, 8),
+            (1, 70, 65),
+            // Above GEMM_MIN_WORK (matrixmultiply) and faer's small-product kernels' size.
             (40, 33, 35),
             (64, 64, 64),
             (70, 300, 9),
@@ -440,17 +754,131 @@ mod tests {
         check_all_sizes::<i64>();
     }
 
+    /// The largest shapes: faer's packed kernels, split over threads when the setting
+    /// allows (products of at least PAR_MIN_WORK), in the layouts that matter for them.
+    fn check_large<T: Number>()
+    where
+        i32: crate::element::Cast<T>,
+    {
+        for &(m, k, n) in &[(128, 512, 257), (130, 97, 333), (1, 600, 700)] {
+            let a = matrix::<T>(m, k, 3);
+            let b = matrix::<T>(k, n, 4);
+            let expected = naive_mm(a.view(), b.view());
+            let mut out = Array2::from_elem((0, 0), T::ZERO);
+            dot_mm(&mut out, a.view(), b.view(), "a @ b").unwrap();
+            assert_eq!(out, expected, "contiguous {m}x{k}x{n}");
+            let (at, bt) = (a.t().to_owned(), b.t().to_owned());
+            let mut fortran = Array2::from_elem((m, n).f(), T::ONE);
+            T::gemm(fortran.view_mut(), at.t(), bt.t(), "a @ b").unwrap();
+            assert_eq!(fortran, expected, "transposed {m}x{k}x{n}");
+            let ar = a.slice(s![..;-1, ..]).to_owned();
+            dot_mm(&mut out, ar.slice(s![..;-1, ..]), b.view(), "a @ b").unwrap();
+            assert_eq!(out, expected, "reversed {m}x{k}x{n}");
+        }
+    }
+
     #[test]
-    fn dot_mm_gemm_path_is_used_and_correct() {
-        assert!(use_gemm(40, 33, 35));
-        assert!(!use_gemm(1, 1000, 1000));
-        assert!(!use_gemm(10, 10, 10));
+    fn dot_mm_large_f32() {
+        check_large::<f32>();
+    }
+
+    #[test]
+    fn dot_mm_large_f64() {
+        check_large::<f64>();
+    }
+
+    #[test]
+    fn dot_mm_large_i64() {
+        check_large::<i64>();
+    }
+
+    #[cfg(all(feature = "faer", not(feature = "matrixmultiply")))]
+    #[test]
+    fn faer_backend_rules() {
+        // The direct loop only for small vector·matrix products.
+        assert!(!backend::use_faer(1, 16, 8));
+        assert!(!backend::use_faer(1, 1, VM_MIN_WORK - 1));
+        assert!(backend::use_faer(1, 1, VM_MIN_WORK));
+        assert!(backend::use_faer(1, 512, 512));
+        assert!(backend::use_faer(2, 1, 1));
+        assert!(backend::use_faer(9, 9, 1));
+        // Threads only for two matrix operands and enough work; one thread for the rest.
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let big = crate::threads::PAR_MIN_WORK;
+        assert_eq!(backend::threads(1, big, big), 1);
+        assert_eq!(backend::threads(big, big, 1), 1);
+        assert_eq!(backend::threads(32, 512, 512), 1);
+        assert_eq!(
+            backend::threads(big / 4, 2, 2),
+            crate::threads::num_threads()
+        );
+    }
+
+    /// The split over threads, run directly at several thread counts (uneven and deeper
+    /// than the machine's cores; parts cut by rows or by columns, or not at all when too
+    /// narrow), against the naive product.
+    #[cfg(all(feature = "faer", not(feature = "matrixmultiply")))]
+    #[test]
+    fn faer_split_over_threads() {
+        fn check<T: backend::Float>()
+        where
+            i32: crate::element::Cast<T>,
+        {
+            for &(m, k, n) in &[(37, 50, 300), (300, 20, 33), (20, 30, 20), (1, 5, 100)] {
+                let a = matrix::<T>(m, k, 5);
+                let b = matrix::<T>(k, n, 6);
+                let expected = naive_mm(a.view(), b.view());
+                for threads in [1, 2, 3, 5, 64] {
+                    let mut out = Array2::from_elem((m, n), T::ONE);
+                    backend::split(out.view_mut(), a.view(), b.view(), threads);
+                    assert_eq!(out, expected, "{m}x{k}x{n}, {threads} threads");
+                    // Transposed operands into a column-major output.
+                    let (at, bt) = (a.t().to_owned(), b.t().to_owned());
+                    let mut fortran = Array2::from_elem((m, n).f(), T::ONE);
+                    backend::split(fortran.view_mut(), at.t(), bt.t(), threads);
+                    assert_eq!(fortran, expected, "{m}x{k}x{n}, {threads} threads, .t()");
+                }
+            }
+        }
+        check::<f32>();
+        check::<f64>();
+    }
+
+    #[cfg(feature = "matrixmultiply")]
+    #[test]
+    fn matrixmultiply_backend_rules() {
+        assert!(backend::use_gemm(40, 33, 35));
+        assert!(!backend::use_gemm(1, 1000, 1000));
+        assert!(!backend::use_gemm(1000, 1000, 1));
+        assert!(!backend::use_gemm(10, 10, 10));
+    }
+
+    #[test]
+    fn dot_mm_replaces_the_output() {
         // A product where every element is known: ones(m, k) · ones(k, n) = k.
         let a = Array2::<f64>::ones((50, 70));
         let b = Array2::<f64>::ones((70, 60));
         let mut out = Array2::<f64>::from_elem((50, 60), f64::NAN); // beta = 0 ignores NaN
         dot_mm(&mut out, a.view(), b.view(), "a @ b").unwrap();
         assert!(out.iter().all(|&x| x == 70.0));
+        // The same through every path: vector·matrix, matrix·vector, small products.
+        let mut v = Array1::<f32>::from_elem(60, f32::NAN);
+        let ones = Array1::<f32>::ones(70);
+        dot_vm(&mut v, ones.view(), Array2::ones((70, 60)).view(), "x @ w").unwrap();
+        assert!(v.iter().all(|&x| x == 70.0));
+        dot_mv(&mut v, Array2::ones((60, 70)).view(), ones.view(), "w @ x").unwrap();
+        assert!(v.iter().all(|&x| x == 70.0));
+        let mut small = Array2::<f32>::from_elem((3, 2), f32::NAN);
+        dot_mm(
+            &mut small,
+            Array2::ones((3, 4)).view(),
+            Array2::ones((4, 2)).view(),
+            "a @ b",
+        )
+        .unwrap();
+        assert!(small.iter().all(|&x| x == 4.0));
     }
 
     #[test]
