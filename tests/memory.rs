@@ -109,6 +109,12 @@ mod programs {
             Ok(xs)
         }
 
+        /// The first steps of a counter bounded by `k`.
+        pub fn first_steps(k: usize) -> Result<(f64, Array1<f64>)> {
+            let xs = scan(|x| x + 1.0, outputs_info = 0.0, n_steps = k);
+            Ok((xs[3], xs[..2]))
+        }
+
         pub fn total(u: ArrayView1<f64>) -> Result<f64> {
             Ok(reduce(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0))
         }
@@ -240,4 +246,22 @@ fn an_until_trace_grows_with_the_steps_taken_not_the_bound() {
             vec![Value::from(xs)],
         );
     }
+}
+
+#[test]
+fn reading_the_first_steps_of_a_long_loop_runs_only_those() {
+    // A trillion steps bound the loop, but only x[3] and x[..2] are read: 4 steps run.
+    let (peak, (x3, head)) = peak_bytes(|| programs::first_steps(1_000_000_000_000).unwrap());
+    assert_eq!(x3, 4.0);
+    assert_eq!(head.to_vec(), vec![1.0, 2.0]);
+    assert!(peak <= 1024, "peak {peak} bytes");
+    // Fewer steps than read: the same index error as without the cap.
+    assert!(programs::first_steps(3).is_err());
+    let got = programs::first_steps(10).unwrap();
+    second_opinion(
+        programs::SOURCE,
+        "first_steps",
+        vec![Value::from(10i64)],
+        vec![Value::from(got.0), Value::from(got.1)],
+    );
 }

@@ -121,6 +121,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }
     };
     body.extend(quote!(let #n: usize = #n_value;));
+    if let Some(cap) = op.max_steps {
+        // Only the first steps are read (save-mem): the rest are not run.
+        body.extend(quote!(let #n: usize = #n.min(#cap);));
+    }
 
     // Output storage, with the initial states in place.
     let buf = |j: usize| format_ident!("{}buf{}", prefix, j);

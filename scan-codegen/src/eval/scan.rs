@@ -110,6 +110,9 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         }
     };
 
+    // Only the first steps are read (save-mem's cap), after the checks above.
+    let n_steps = op.max_steps.map_or(n_steps, |m| n_steps.min(m));
+
     // The outputs' initial states.
     let mut states = Vec::new();
     for (index, output) in op.outputs.iter().enumerate() {

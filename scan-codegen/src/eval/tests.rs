@@ -155,6 +155,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         has_until: false,
         interchange: false,
         unroll: 1,
+        max_steps: None,
         step,
     }
 }

@@ -103,6 +103,9 @@ pub struct ScanOp {
     /// `unroll = k`: the emitted loop runs k steps per trip (the step copied k times), then
     /// the remaining steps one by one. 1 by default. Changes no value.
     pub unroll: usize,
+    /// The loop runs at most this many steps: the outer graph reads only the first ones
+    /// (set by save-mem). Counts and sequence lengths are checked as before the cap.
+    pub max_steps: Option<usize>,
     pub step: Graph,
 }
 

@@ -255,6 +255,7 @@ impl Lowerer<'_> {
             has_until: until.is_some(),
             interchange: false,
             unroll: call.unroll,
+            max_steps: None,
             step,
         };
         let label = call

@@ -86,6 +86,7 @@ fn mergeable(g: &Graph, a: NodeId, b: NodeId) -> Option<String> {
         || ob.interchange
         || oa.go_backwards != ob.go_backwards
         || oa.unroll != ob.unroll
+        || oa.max_steps != ob.max_steps
     {
         return None;
     }
@@ -250,6 +251,7 @@ fn merged_op(oa: &ScanOp, ob: &ScanOp) -> ScanOp {
         has_until: false,
         interchange: false,
         unroll: oa.unroll,
+        max_steps: oa.max_steps,
         step,
     };
     debug_assert_eq!(

@@ -7,6 +7,12 @@
 //! Never shrunk: an output returned or passed on whole, read at a non-negative index or
 //! with a slice that has a non-negative end (both count from the first step), or read
 //! through anything but indexing.
+//!
+//! The other way round: when every output of a scan is read only in its first m steps
+//! (`x[i]` with i < m, `x[..m]`, `x[a..m]` with non-negative bounds), the loop runs at
+//! most m steps (`ScanOp::max_steps`), after the usual checks of `n_steps` and the
+//! sequences. An error a later step would have raised is then not raised, as in
+//! PyTensor, whose save-mem shortens the loop the same way.
 
 use super::edit::scan_outputs;
 use super::{output_label, scan_label, Log};
@@ -28,6 +34,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             }
         }
     }
+    cap_steps(g, &users, log);
     for (i, j, k, how) in decisions {
         let label = scan_label(&g.nodes[i]);
         let Op::Scan(op) = &mut g.nodes[i].op else {
@@ -49,6 +56,77 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             format!("only {} read", how.join(", "))
         };
         log.fired(format!("{label}: output {j} ({text}) keeps {rows} ({why})"));
+    }
+}
+
+/// Caps the steps of each scan whose outputs are all read only in their first rows.
+fn cap_steps(g: &mut Graph, users: &[Vec<NodeId>], log: &mut Log) {
+    for i in 0..g.nodes.len() {
+        let Op::Scan(op) = &g.nodes[i].op else {
+            continue;
+        };
+        if op.max_steps.is_some() {
+            continue;
+        }
+        let reads = scan_outputs(g, NodeId(i), op.outputs.len());
+        let mut need = Some(0usize);
+        let mut how = Vec::new();
+        for &r in reads.iter().flatten() {
+            if g.outputs.contains(&r) {
+                need = None;
+            }
+            for &u in &users[r.0] {
+                match first_rows_read(g, u, r) {
+                    Some(m) => {
+                        need = need.map(|n| n.max(m));
+                        how.push(format!("`{}`", g.node(u).label));
+                    }
+                    None => need = None,
+                }
+            }
+        }
+        // Nothing read at all is the dead pass's business.
+        let (Some(m), false) = (need, how.is_empty()) else {
+            continue;
+        };
+        let label = scan_label(&g.nodes[i]);
+        if let Op::Scan(op) = &mut g.nodes[i].op {
+            op.max_steps = Some(m);
+        }
+        how.sort();
+        how.dedup();
+        log.fired(format!(
+            "{label}: only the first {m} steps are read ({}): the loop runs at most {m} steps",
+            how.join(", ")
+        ));
+    }
+}
+
+/// How many of the first rows of `output` node `user` reads, if it reads only a prefix
+/// (non-negative constant index or slice bounds, with an end).
+fn first_rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<usize> {
+    let node = g.node(user);
+    let Op::Subtensor { path } = &node.op else {
+        return None;
+    };
+    if node.inputs[0] != output || node.inputs[1..].contains(&output) {
+        return None;
+    }
+    let non_negative = |id: NodeId| match g.node(id).op {
+        Op::Const(Literal::Int(v)) if v >= 0 => usize::try_from(v).ok(),
+        _ => None,
+    };
+    match path.first()? {
+        PathStep::Index => non_negative(node.inputs[1])?.checked_add(1),
+        PathStep::Slice { start, end: true } => {
+            if *start {
+                non_negative(node.inputs[1])?;
+                non_negative(node.inputs[2])
+            } else {
+                non_negative(node.inputs[1])
+            }
+        }
+        PathStep::Slice { end: false, .. } => None,
     }
 }
 
@@ -156,8 +234,48 @@ mod tests {
                     Ok({read})
                 }}"
             );
+            // No row is dropped from the end (a prefix read may cap the steps instead).
             let (_, fired) = apply(&src, Pass::SaveMem);
-            assert!(fired.is_empty(), "{read}: {fired:?}");
+            assert!(
+                fired.iter().all(|f| !f.contains("keeps")),
+                "{read}: {fired:?}"
+            );
+            for n in [0usize, 2, 5] {
+                let u: Vec<f64> = (0..n).map(|i| i as f64 - 1.5).collect();
+                assert_same_results(&src, "f", &[vec1(&u)]);
+            }
+        }
+    }
+
+    #[test]
+    fn reading_only_the_first_steps_caps_the_loop() {
+        let src = "pub fn f(u: ArrayView1<f64>, k: usize) -> Result<(f64, Array1<f64>)> {
+            let (s, d) = scan(|u_t, s| (s + u_t, s * 2.0), sequences = u, outputs_info = [0.0, None], n_steps = k);
+            Ok((s[2], d[1..4]))
+        }";
+        let (ir, fired) = apply(src, Pass::SaveMem);
+        assert!(
+            fired.iter().any(|f| f.ends_with("only the first 4 steps are read (`d[1..4]`, `s[2]`): the loop runs at most 4 steps")),
+            "{fired:?}"
+        );
+        assert!(ir.contains("max_steps=4"), "{ir}");
+        for (n, k) in [(9usize, 9i64), (9, 2), (9, 3), (3, 5), (9, 0)] {
+            let u: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+            assert_same_results(src, "f", &[vec1(&u), Value::from(k)]);
+        }
+    }
+
+    #[test]
+    fn a_read_from_the_end_or_a_whole_output_keeps_every_step() {
+        for read in ["(s[2], s)", "(s[2], s[-3..4])", "(s[2], s[..])"] {
+            let src = format!(
+                "pub fn f(u: ArrayView1<f64>) -> Result<(f64, Array1<f64>)> {{
+                    let s = scan(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0);
+                    Ok({read})
+                }}"
+            );
+            let (ir, _) = apply(&src, Pass::SaveMem);
+            assert!(!ir.contains("max_steps"), "{read}: {ir}");
         }
     }
 
