@@ -39,6 +39,9 @@ pub fn gemm<T: Float>(
         Accum::Replace
     };
     matmul(dst, accum, lhs, rhs, T::ONE, faer::get_global_parallelism());
+    // faer's kernels leave the upper AVX state dirty; SSE code after them (libm, the
+    // SSE2-built loops) would pay for it on every instruction. The runtime does the same.
+    scan_runtime::kernels::dot::clear_upper_state();
 }
 
 // ---------------------------------------------------------------------------------------

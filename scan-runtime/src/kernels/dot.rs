@@ -49,6 +49,28 @@ pub const GEMM_MIN_WORK: usize = 32 * 32 * 32;
 /// down to 2x2x2, is faster through faer (its small-product kernels need no packing).
 pub const VM_MIN_WORK: usize = 64 * 64;
 
+/// `vzeroupper` after a faer product. faer's x86 kernels (private-gemm-x86, generated
+/// assembly) return with the upper halves of the AVX registers dirty; SSE code run
+/// after that (the runtime and user code, built for the default x86-64 target, libm)
+/// then pays a false dependency on every instruction: libm's `tanhf` after a product
+/// ran 5x slower (elman's step: 193 ms against 108 ms for the whole loop, AMD EPYC Zen 4).
+/// Costs a few cycles per product. Public for code that calls faer itself (the
+/// hand-written baselines of scan-bench).
+#[inline]
+pub fn clear_upper_state() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx")]
+        unsafe fn zero_upper() {
+            std::arch::x86_64::_mm256_zeroupper();
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX (checked just above), all `vzeroupper` needs.
+            unsafe { zero_upper() }
+        }
+    }
+}
+
 /// `a · b` for two vectors of the same length.
 pub fn dot_vv<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>, what: &str) -> Result<T> {
     if a.len() != b.len() {
@@ -352,28 +374,7 @@ mod backend {
             )
         };
         matmul(out, Accum::Replace, a, b, T::ONE, Par::Seq);
-        clear_upper_state();
-    }
-
-    /// `vzeroupper` after a faer product. faer's x86 kernels (private-gemm-x86, generated
-    /// assembly) return with the upper halves of the AVX registers dirty; SSE code run
-    /// after that (the runtime and user code, built for the default x86-64 target, libm)
-    /// then pays a false dependency on every instruction: libm's `tanhf` after a product
-    /// ran 5x slower (elman's step: 193 ms against 108 ms for the whole loop, AMD EPYC Zen 4).
-    /// Costs a few cycles per product.
-    #[inline]
-    fn clear_upper_state() {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx")]
-            unsafe fn zero_upper() {
-                std::arch::x86_64::_mm256_zeroupper();
-            }
-            if std::arch::is_x86_feature_detected!("avx") {
-                // SAFETY: the CPU has AVX (checked just above), all `vzeroupper` needs.
-                unsafe { zero_upper() }
-            }
-        }
+        super::clear_upper_state();
     }
 }
 
