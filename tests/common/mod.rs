@@ -33,34 +33,8 @@ pub fn second_opinion(source: &str, function: &str, args: Vec<Value>, generated:
 /// The program evaluated after each rewrite pass alone, and after all of them, gives
 /// bit-identical results to the program without rewrites (or an error in both cases).
 pub fn rewrites_agree(source: &str, function: &str, args: Vec<Value>) {
-    use scan_codegen::rewrite::{Config, ORDER};
-    let run = |config: &Config| {
-        let (functions, _) = scan_codegen::compile_with(source, config)
-            .unwrap_or_else(|e| panic!("`{function}` does not compile: {e}"));
-        let f = functions
-            .iter()
-            .find(|f| f.name == function)
-            .unwrap_or_else(|| panic!("no function `{function}`"));
-        scan_codegen::eval::eval_function(f, args.clone())
-    };
-    let reference = run(&Config::none());
-    let mut configs: Vec<(&str, Config)> = ORDER
-        .iter()
-        .map(|p| (p.name(), Config::only(&[*p])))
-        .collect();
-    configs.push(("all", Config::all()));
-    for (name, config) in configs {
-        let got = run(&config);
-        match (&reference, &got) {
-            // `{:?}` prints floats exactly: equal text is bit-identical (NaN matches NaN).
-            (Ok(r), Ok(g)) => assert_eq!(
-                format!("{g:?}"),
-                format!("{r:?}"),
-                "`{function}`: rewrites `{name}` change the results"
-            ),
-            (Err(_), Err(_)) => {}
-            _ => panic!("`{function}`: with rewrites `{name}`: {got:?}; without: {reference:?}"),
-        }
+    if let Err(e) = scan_codegen::eval::rewrites_agree(source, function, &args) {
+        panic!("{e}");
     }
 }
 

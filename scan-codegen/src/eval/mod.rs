@@ -105,6 +105,43 @@ pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>,
     eval_function(f, args)
 }
 
+/// Checks that the rewrites leave what `function` of `source` computes on `args` unchanged:
+/// evaluated after each pass alone and after all of them, the results are bit-identical to
+/// those without rewrites (`{:?}` prints floats exactly, and NaN matches NaN), or both are
+/// errors. `Err` says which rewrites changed what.
+pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<(), String> {
+    use crate::rewrite::{Config, ORDER};
+    let run = |config: &Config| -> Result<Result<Vec<Value>, String>, String> {
+        let (functions, _) = crate::compile_with(source, config)
+            .map_err(|e| format!("`{function}` does not compile: {e}"))?;
+        let f = functions
+            .iter()
+            .find(|f| f.name == function)
+            .ok_or_else(|| format!("no function `{function}`"))?;
+        Ok(eval_function(f, args.to_vec()))
+    };
+    let reference = run(&Config::none())?;
+    let mut configs: Vec<(&str, Config)> = ORDER
+        .iter()
+        .map(|p| (p.name(), Config::only(&[*p])))
+        .collect();
+    configs.push(("all", Config::all()));
+    for (name, config) in configs {
+        let got = run(&config)?;
+        match (&reference, &got) {
+            (Ok(r), Ok(g)) if format!("{g:?}") == format!("{r:?}") => {}
+            (Err(_), Err(_)) => {}
+            _ => {
+                return Err(format!(
+                    "`{function}`: rewrites `{name}` change the results: {got:?}; without \
+                     rewrites: {reference:?}"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What a node evaluated to: a value, or all the results of a scan node.
 enum Slot {
     Value(Value),

@@ -6,23 +6,15 @@
 //! Never folded: casts that round or overflow (they keep their run-time semantics).
 
 use super::edit::remove_non_sequence;
-use super::{scan_label, Log};
+use super::{each_scan, Log};
 use crate::ir::{DType, Graph, Literal, Op};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     fold_casts(g, log);
-    for i in 0..g.nodes.len() {
-        if !matches!(g.nodes[i].op, Op::Scan(_)) {
-            continue;
-        }
-        let label = scan_label(&g.nodes[i]);
-        let mut node = g.nodes[i].clone();
-        let Op::Scan(op) = &mut node.op else {
-            unreachable!()
-        };
+    each_scan(g, |g, op, inputs, label| {
         let mut k = 0;
         while k < op.non_sequences.len() {
-            let outer = node.inputs[op.first_non_sequence_input() + k];
+            let outer = inputs[op.first_non_sequence_input() + k];
             let Op::Const(value) = g.node(outer).op else {
                 k += 1;
                 continue;
@@ -33,14 +25,13 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             let c = op.step.add(constant);
             op.step.replace_uses(step_input, c);
             let name = op.non_sequences[k].label.clone();
-            remove_non_sequence(op, &mut node.inputs, k);
+            remove_non_sequence(op, inputs, k);
             log.fired(format!(
                 "{label}: non-sequence `{name}` is the constant {}: folded into the step",
                 show(value)
             ));
         }
-        g.nodes[i] = node;
-    }
+    });
     g.normalize();
 }
 

@@ -165,3 +165,20 @@ pub fn remove_sequence(op: &mut ScanOp, scan_inputs: &mut Vec<NodeId>, s: usize)
     op.sequences.remove(s);
     remove_step_inputs(&mut op.step, &taps);
 }
+
+/// The outer node of a step input: a sequence tap's whole sequence, a non-sequence's
+/// outer value.
+pub fn outer_input(op: &ScanOp, scan_inputs: &[NodeId], id: NodeId) -> Option<NodeId> {
+    let Op::Input { index, .. } = op.step.node(id).op else {
+        return None;
+    };
+    if index < op.first_output_tap_input(0) {
+        let s = (0..op.sequences.len())
+            .rev()
+            .find(|&s| op.first_sequence_tap_input(s) <= index)?;
+        Some(scan_inputs[s])
+    } else {
+        let k = index.checked_sub(op.first_non_sequence_step_input())?;
+        Some(scan_inputs[op.first_non_sequence_input() + k])
+    }
+}

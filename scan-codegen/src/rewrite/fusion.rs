@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use super::Log;
+use super::{short, Log};
 use crate::ir::{Graph, Node, NodeId, Op};
 
 /// The widest elementwise map the runtime has (`kernels::map5`).
@@ -68,22 +68,12 @@ pub fn run(g: &mut Graph, log: &mut Log) {
         });
         g.replace_uses(root, f);
         log.fired(format!(
-            "`{}`: {} elementwise operations in one pass",
+            "{}: {} elementwise operations in one pass",
             short(&node.label),
             cluster.len()
         ));
     }
     g.normalize();
-}
-
-fn short(text: &str) -> String {
-    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = text.chars().take(40).collect();
-    if cut.len() < text.len() {
-        format!("{cut}..")
-    } else {
-        cut
-    }
 }
 
 /// The operands of `cluster` computed outside it, in order of first use.

@@ -28,7 +28,7 @@ mod test_util;
 
 use std::fmt;
 
-use crate::ir::{Function, Graph, Node, Op};
+use crate::ir::{Function, Graph, Node, NodeId, Op, ScanOp};
 
 /// A rewrite pass, by the name users give it in `#![rewrites(...)]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,6 +205,28 @@ pub fn for_each_graph(g: &mut Graph, pass: &mut dyn FnMut(&mut Graph)) {
         }
     }
     pass(g);
+}
+
+/// Calls `f` on every scan node of `g` with its outer inputs and its label for the log.
+/// The node is taken out of the graph meanwhile (not cloned), so `f` may add outer nodes
+/// and read the scan's inputs; `f` must not read the scan node itself.
+pub fn each_scan(
+    g: &mut Graph,
+    mut f: impl FnMut(&mut Graph, &mut ScanOp, &mut Vec<NodeId>, &str),
+) {
+    for i in 0..g.nodes.len() {
+        if !matches!(g.nodes[i].op, Op::Scan(_)) {
+            continue;
+        }
+        let label = scan_label(&g.nodes[i]);
+        let mut inputs = std::mem::take(&mut g.nodes[i].inputs);
+        let Op::Scan(mut op) = std::mem::replace(&mut g.nodes[i].op, Op::Transpose) else {
+            unreachable!()
+        };
+        f(g, &mut op, &mut inputs, &label);
+        g.nodes[i].op = Op::Scan(op);
+        g.nodes[i].inputs = inputs;
+    }
 }
 
 /// How a log line names a scan: its `name = ".."`, else the text of its first result.

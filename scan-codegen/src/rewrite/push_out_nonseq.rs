@@ -11,29 +11,19 @@
 
 use std::collections::HashMap;
 
-use super::edit::add_non_sequence;
-use super::{scan_label, Log};
-use crate::ir::{Graph, Node, NodeId, Op, ScanOp};
+use super::edit::{add_non_sequence, outer_input};
+use super::lift::{self, Source};
+use super::{each_scan, Log};
+use crate::ir::{Graph, NodeId, Op, ScanOp};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
-    for i in 0..g.nodes.len() {
-        if !matches!(g.nodes[i].op, Op::Scan(_)) {
-            continue;
-        }
-        let label = scan_label(&g.nodes[i]);
-        // Work on the scan node out of the graph, so the outer graph can grow meanwhile.
-        let mut node = g.nodes[i].clone();
-        let Op::Scan(op) = &mut node.op else {
-            unreachable!()
-        };
-        let moved = push_out(g, op, &mut node.inputs);
-        for text in moved {
+    each_scan(g, |g, op, inputs, label| {
+        for text in push_out(g, op, inputs) {
             log.fired(format!(
                 "{label}: `{text}` depends only on non-sequences: computed once before the loop"
             ));
         }
-        g.nodes[i] = node;
-    }
+    });
     g.normalize();
 }
 
@@ -54,17 +44,13 @@ fn worth_moving(op: &Op) -> bool {
 fn push_out(g: &mut Graph, op: &mut ScanOp, scan_inputs: &mut Vec<NodeId>) -> Vec<String> {
     let step = &op.step;
     let first_ns = op.first_non_sequence_step_input();
-    let n_ns = op.non_sequences.len();
     // Invariant: reads only non-sequence inputs and constants (and other invariant nodes).
-    let mut invariant = vec![false; step.nodes.len()];
-    for (i, node) in step.nodes.iter().enumerate() {
-        invariant[i] = match &node.op {
-            Op::Input { index, .. } => (first_ns..first_ns + n_ns).contains(index),
-            Op::Const(_) => true,
-            Op::Scan(_) | Op::ScanOutput { .. } => false,
-            _ => node.inputs.iter().all(|n| invariant[n.0]),
-        };
-    }
+    let src = lift::sources(step, |id| match step.node(id).op {
+        Op::Input { index, .. } if index >= first_ns => Some(Source::Invariant),
+        Op::Input { .. } => Some(Source::Variant),
+        _ => None,
+    });
+    let invariant: Vec<bool> = src.iter().map(|s| *s == Source::Invariant).collect();
     // Move the invariant nodes that a variant node or a step result reads.
     let users = step.consumers();
     let mut roots: Vec<NodeId> = Vec::new();
@@ -84,7 +70,9 @@ fn push_out(g: &mut Graph, op: &mut ScanOp, scan_inputs: &mut Vec<NodeId>) -> Ve
     let mut copied: HashMap<NodeId, NodeId> = HashMap::new();
     let mut moved = Vec::new();
     for &root in &roots {
-        copy_into_outer(g, op, scan_inputs, root, &mut copied);
+        let inputs: &[NodeId] = scan_inputs;
+        let mut leaf = |_: &mut Graph, id: NodeId| outer_input(op, inputs, id);
+        lift::copy_whole(g, &op.step, &src, root, &mut leaf, &mut copied);
     }
     for root in roots {
         let outer = copied[&root];
@@ -95,35 +83,6 @@ fn push_out(g: &mut Graph, op: &mut ScanOp, scan_inputs: &mut Vec<NodeId>) -> Ve
     }
     op.step.normalize();
     moved
-}
-
-fn copy_into_outer(
-    g: &mut Graph,
-    op: &ScanOp,
-    scan_inputs: &[NodeId],
-    id: NodeId,
-    copied: &mut HashMap<NodeId, NodeId>,
-) -> NodeId {
-    if let Some(&c) = copied.get(&id) {
-        return c;
-    }
-    let node = op.step.node(id).clone();
-    let outer = match node.op {
-        Op::Input { index, .. } => {
-            let k = index - op.first_non_sequence_step_input();
-            scan_inputs[op.first_non_sequence_input() + k]
-        }
-        _ => {
-            let inputs: Vec<NodeId> = node
-                .inputs
-                .iter()
-                .map(|&n| copy_into_outer(g, op, scan_inputs, n, copied))
-                .collect();
-            g.add(Node { inputs, ..node })
-        }
-    };
-    copied.insert(id, outer);
-    outer
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::edit::scan_outputs;
+use super::edit::{outer_input, scan_outputs};
 use super::lift::{self, Source};
 use super::save_mem::last_rows_read;
 use super::{output_label, scan_label, Log};
@@ -90,9 +90,7 @@ fn push_out(g: &mut Graph, scan: NodeId, log: &mut Log) {
                 }));
             }
             match op.step.node(id).op {
-                Op::Input { index, .. } if index >= first_ns => {
-                    Some(node.inputs[op.first_non_sequence_input() + index - first_ns])
-                }
+                Op::Input { index, .. } if index >= first_ns => outer_input(op, &node.inputs, id),
                 _ => None,
             }
         };

@@ -19,31 +19,22 @@
 
 use std::collections::HashMap;
 
-use super::edit::add_sequence;
+use super::edit::{add_sequence, outer_input};
 use super::lift::{self, Source};
-use super::{scan_label, Log};
+use super::{each_scan, Log};
 use crate::ir::{Graph, NodeId, Op, ScanOp};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
-    for i in 0..g.nodes.len() {
-        if !matches!(g.nodes[i].op, Op::Scan(_)) {
-            continue;
-        }
-        let label = scan_label(&g.nodes[i]);
-        let mut node = g.nodes[i].clone();
-        let Op::Scan(op) = &mut node.op else {
-            unreachable!()
-        };
-        for text in arange_as_index(g, op, &mut node.inputs) {
+    each_scan(g, |g, op, inputs, label| {
+        for text in arange_as_index(g, op, inputs) {
             log.fired(format!(
                 "{label}: sequence `{text}` is read as the loop index: no array is made"
             ));
         }
-        for (text, what) in push_out(g, op, &mut node.inputs) {
+        for (text, what) in push_out(g, op, inputs) {
             log.fired(format!("{label}: `{text}` {what} before the loop"));
         }
-        g.nodes[i] = node;
-    }
+    });
     g.normalize();
 }
 
@@ -150,23 +141,6 @@ fn push_out(
     }
     op.step.normalize();
     moved
-}
-
-/// The outer node of a step input: a sequence tap's whole sequence, a non-sequence's
-/// outer value.
-fn outer_input(op: &ScanOp, scan_inputs: &[NodeId], id: NodeId) -> Option<NodeId> {
-    let Op::Input { index, .. } = op.step.node(id).op else {
-        return None;
-    };
-    if index < op.first_output_tap_input(0) {
-        let s = (0..op.sequences.len())
-            .rev()
-            .find(|&s| op.first_sequence_tap_input(s) <= index)?;
-        Some(scan_inputs[s])
-    } else {
-        let k = index.checked_sub(op.first_non_sequence_step_input())?;
-        Some(scan_inputs[op.first_non_sequence_input() + k])
-    }
 }
 
 #[cfg(test)]
