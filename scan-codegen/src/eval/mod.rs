@@ -105,41 +105,85 @@ pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>,
     eval_function(f, args)
 }
 
-/// Checks that the rewrites leave what `function` of `source` computes on `args` unchanged:
-/// evaluated after each pass alone and after all of them, the results are bit-identical to
-/// those without rewrites (`{:?}` prints floats exactly, and NaN matches NaN), or both are
-/// errors. `Err` says which rewrites changed what.
+/// Checks that the rewrites leave what `function` of `source` computes unchanged: evaluated
+/// after each pass alone and after all of them, the results are bit-identical to those
+/// without rewrites (`{:?}` prints floats exactly, and NaN matches NaN), or both are errors.
+/// It checks `args` and the same program at other loop lengths (see [`length_variants`]),
+/// so that every test program is also tried at 0, 1, 2 and an odd number of steps. `Err`
+/// says which rewrites changed what, on which arguments.
 pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<(), String> {
     use crate::rewrite::{Config, ORDER};
-    let run = |config: &Config| -> Result<Result<Vec<Value>, String>, String> {
-        let (functions, _) = crate::compile_with(source, config)
-            .map_err(|e| format!("`{function}` does not compile: {e}"))?;
-        let f = functions
-            .iter()
-            .find(|f| f.name == function)
-            .ok_or_else(|| format!("no function `{function}`"))?;
-        Ok(eval_function(f, args.to_vec()))
-    };
-    let reference = run(&Config::none())?;
     let mut configs: Vec<(&str, Config)> = ORDER
         .iter()
         .map(|p| (p.name(), Config::only(&[*p])))
         .collect();
     configs.push(("all", Config::all()));
-    for (name, config) in configs {
-        let got = run(&config)?;
-        match (&reference, &got) {
-            (Ok(r), Ok(g)) if format!("{g:?}") == format!("{r:?}") => {}
-            (Err(_), Err(_)) => {}
-            _ => {
-                return Err(format!(
-                    "`{function}`: rewrites `{name}` change the results: {got:?}; without \
-                     rewrites: {reference:?}"
-                ))
+    let compile = |config: &Config| -> Result<Function, String> {
+        let (functions, _) = crate::compile_with(source, config)
+            .map_err(|e| format!("`{function}` does not compile: {e}"))?;
+        functions
+            .into_iter()
+            .find(|f| f.name == function)
+            .ok_or_else(|| format!("no function `{function}`"))
+    };
+    let reference = compile(&Config::none())?;
+    let rewritten: Vec<(&str, Function)> = configs
+        .iter()
+        .map(|(name, config)| Ok((*name, compile(config)?)))
+        .collect::<Result<_, String>>()?;
+    for args in std::iter::once(args.to_vec()).chain(length_variants(args)) {
+        let expected = eval_function(&reference, args.clone());
+        for (name, f) in &rewritten {
+            let got = eval_function(f, args.clone());
+            match (&expected, &got) {
+                (Ok(r), Ok(g)) if format!("{g:?}") == format!("{r:?}") => {}
+                (Err(_), Err(_)) => {}
+                // Hoisted work runs before the loop, over all its rows at once, so a shape
+                // error the loop would meet at its first step is met even when no step
+                // runs: allowed only when the loop's results are all empty.
+                (Ok(r), Err(_)) if r.iter().all(|v| v.shape().contains(&0)) => {}
+                _ => {
+                    return Err(format!(
+                        "`{function}`: rewrites `{name}` change the results: {got:?}; without \
+                         rewrites: {expected:?}; arguments {args:?}"
+                    ))
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The loop lengths every program is also checked at.
+const CHECKED_LENGTHS: [usize; 4] = [0, 1, 2, 5];
+
+/// `args` at other loop lengths, for [`rewrites_agree`]: every integer scalar (counts such
+/// as `n_steps`) set to each of [`CHECKED_LENGTHS`]; and each array argument in turn cut to
+/// that many leading rows (a sequence run for fewer steps). Variants the program rejects
+/// (a weight matrix cut short) must be rejected with and without rewrites alike.
+fn length_variants(args: &[Value]) -> Vec<Vec<Value>> {
+    let mut variants = Vec::new();
+    for n in CHECKED_LENGTHS {
+        if args.iter().any(|a| a.scalar_int().is_some()) {
+            variants.push(
+                args.iter()
+                    .map(|a| match a {
+                        Value::I32(x) if x.ndim() == 0 => Value::from(n as i32),
+                        Value::I64(x) if x.ndim() == 0 => Value::from(n as i64),
+                        other => other.clone(),
+                    })
+                    .collect(),
+            );
+        }
+        for (i, a) in args.iter().enumerate() {
+            if a.rank() >= 1 && a.shape()[0] > n {
+                let mut cut = args.to_vec();
+                cut[i] = a.leading_rows(n);
+                variants.push(cut);
+            }
+        }
+    }
+    variants
 }
 
 /// What a node evaluated to: a value, or all the results of a scan node.

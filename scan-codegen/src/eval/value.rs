@@ -236,6 +236,11 @@ impl Value {
         map_array!(self, a => a.index_axis(Axis(0), index).to_owned())
     }
 
+    /// The first `n` rows of the leading axis (a copy). The caller checks `n` <= the rows.
+    pub fn leading_rows(&self, n: usize) -> Value {
+        map_array!(self, a => a.slice_axis(Axis(0), ndarray::Slice::from(..n)).to_owned())
+    }
+
     /// The value converted to `to`, element by element, like Rust's `as` (float -> int
     /// saturates and maps NaN to 0; bool -> number is 0/1; number -> bool is `!= 0`).
     pub fn cast(&self, to: DType) -> Value {
