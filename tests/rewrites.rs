@@ -57,6 +57,13 @@ macro_rules! variants {
                     Ok((h, y))
                 }
 
+                /// A product accumulated over the steps, only the last read (push_out_dot:
+                /// the loop sums the rows of x, one product after it).
+                pub fn readout(x: ArrayView3<f64>, w: ArrayView2<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
+                    let acc = scan(|x_t, acc, w| acc + x_t.dot(w), sequences = x, outputs_info = acc0, non_sequences = w);
+                    Ok(acc[-1])
+                }
+
                 /// A scalar state with until, only the last value read.
                 pub fn newton(a: f64, k: usize) -> Result<f64> {
                     let y = scan(
@@ -76,7 +83,7 @@ variants! {
     all: [all];
     none: [none];
     save_mem_only: [save_mem];
-    push_out_only: [push_out_nonseq, push_out_seq, push_out_output, dead];
+    push_out_only: [push_out_nonseq, push_out_dot, push_out_seq, push_out_output, dead];
     without_save_mem: [all_except(save_mem)];
     cse_dead_constants: [cse, dead, constants];
 }
@@ -257,5 +264,54 @@ fn an_output_projection_agrees_under_every_setting() {
             ],
             vec![Value::from(got.0), Value::from(got.1)],
         );
+    }
+}
+
+#[test]
+fn an_accumulated_product_agrees_under_every_setting() {
+    let w = common::matrix(3, 4, 1);
+    let acc0 = common::matrix(2, 4, 2);
+    for n in [0usize, 1, 2, 7] {
+        let x = Array3::from_shape_fn((n, 2, 3), |(t, i, j)| {
+            ((t * 6 + i * 3 + j) as f64 * 0.61).sin()
+        });
+        // By hand, in the loop's order.
+        let mut acc = acc0.clone();
+        for t in 0..n {
+            acc = acc + x.index_axis(Axis(0), t).dot(&w);
+        }
+        let results = [
+            all::readout(x.view(), w.view(), acc0.view()),
+            none::readout(x.view(), w.view(), acc0.view()),
+            save_mem_only::readout(x.view(), w.view(), acc0.view()),
+            push_out_only::readout(x.view(), w.view(), acc0.view()),
+            without_save_mem::readout(x.view(), w.view(), acc0.view()),
+            cse_dead_constants::readout(x.view(), w.view(), acc0.view()),
+        ];
+        for r in results {
+            match (n, r) {
+                (0, r) => assert!(r.is_err(), "acc[-1] of no step: {r:?}"),
+                (_, Ok(got)) => {
+                    assert_eq!(got.shape(), &[2, 4]);
+                    let got: Vec<f64> = got.iter().copied().collect();
+                    let want: Vec<f64> = acc.iter().copied().collect();
+                    common::assert_allclose(&got, &want, 1e-12);
+                }
+                (_, Err(e)) => panic!("n = {n}: {e}"),
+            }
+        }
+        if n > 0 {
+            let got = all::readout(x.view(), w.view(), acc0.view()).unwrap();
+            second_opinion(
+                all::SOURCE,
+                "readout",
+                vec![
+                    Value::from(x.clone()),
+                    Value::from(w.clone()),
+                    Value::from(acc0.clone()),
+                ],
+                vec![Value::from(got)],
+            );
+        }
     }
 }

@@ -18,6 +18,7 @@ mod fusion;
 mod lift;
 pub(crate) mod loop_interchange;
 mod merge;
+mod push_out_dot;
 mod push_out_nonseq;
 mod push_out_output;
 mod push_out_seq;
@@ -44,6 +45,9 @@ pub enum Pass {
     Merge,
     /// Step work that depends only on non-sequences and constants moved before the loop.
     PushOutNonSeq,
+    /// A product accumulated over the steps, only the last read: the loop sums its left
+    /// operand, one product after the loop. Reassociates float sums.
+    PushOutDot,
     /// Step work on one sequence row moved before the loop, over all rows at once.
     PushOutSeq,
     /// Map outputs computed from a kept recurrent output moved after the loop.
@@ -57,10 +61,12 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 10] = [
+pub const ORDER: [Pass; 11] = [
     Pass::Constants,
     Pass::Cse,
     Pass::PushOutNonSeq,
+    // Before push_out_seq, which would move the product out as a sequence of products.
+    Pass::PushOutDot,
     Pass::PushOutSeq,
     Pass::PushOutOutput,
     Pass::Dead,
@@ -81,6 +87,7 @@ impl Pass {
             Pass::Dead => "dead",
             Pass::Merge => "merge",
             Pass::PushOutNonSeq => "push_out_nonseq",
+            Pass::PushOutDot => "push_out_dot",
             Pass::PushOutSeq => "push_out_seq",
             Pass::PushOutOutput => "push_out_output",
             Pass::SaveMem => "save_mem",
@@ -100,6 +107,7 @@ impl Pass {
             Pass::Dead => dead::run(g, log),
             Pass::Merge => merge::run(g, log),
             Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
+            Pass::PushOutDot => push_out_dot::run(g, log),
             Pass::PushOutSeq => push_out_seq::run(g, log),
             Pass::PushOutOutput => push_out_output::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
