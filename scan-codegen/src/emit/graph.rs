@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 
 use super::formula::{self, literal};
 use super::{nd, owned_type, rt, scalar_type};
-use crate::ir::{Graph, NodeId, Op, PathStep, ReduceOp};
+use crate::ir::{ElemOp, Graph, LoopCheck, NodeId, Op, PathStep, ReduceOp};
 
 /// How a graph input arrives: an expression giving a view (arrays) or a scalar.
 pub enum Input {
@@ -143,7 +143,15 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
             }
             Op::Elemwise(op) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
-                if ty.rank == 0 {
+                if ty.rank == 0 && *op == ElemOp::Pow {
+                    // A loop's `pow` usually sees its exponent grow by one each step: the
+                    // runtime carries the power (`kernels::Powers`) instead of calling libm.
+                    let (b, e) = (args[0].scalar(), args[1].scalar());
+                    let state = format_ident!("{}_powers", ident);
+                    setup.extend(quote!(let mut #state = #rt::kernels::Powers::default();));
+                    body.extend(quote!(let #ident: #s = #state.pow(#b, #e);));
+                    Repr::Scalar(ident.clone())
+                } else if ty.rank == 0 {
                     let scalars: Vec<TokenStream> = args.iter().map(|a| a.scalar()).collect();
                     let f = formula::scalar(*op, &scalars);
                     body.extend(quote!(let #ident: #s = #f;));
@@ -405,12 +413,13 @@ fn walk_path(
     mutable: bool,
 ) -> TokenStream {
     let rt = rt();
+    let nd = nd();
     let mut cur = base;
-    let mut k = 0;
-    let mut next = || {
-        let r = reprs[&operands[k]].scalar();
-        k += 1;
-        r
+    let mut operands = operands.iter().map(|o| &reprs[o]);
+    // A path has an operand per index and bound (and per check operand), by construction.
+    let next = |operands: &mut dyn Iterator<Item = &Repr>| match operands.next() {
+        Some(r) => r.scalar(),
+        None => unreachable!("a path step without its operand"),
     };
     let (index, slice) = if mutable {
         (quote!(index_mut), quote!(slice_mut))
@@ -418,20 +427,55 @@ fn walk_path(
         (quote!(index), quote!(slice))
     };
     for step in path {
-        cur = match *step {
+        cur = match step {
             PathStep::Index => {
-                let i = next();
+                let i = next(&mut operands);
                 quote!(#rt::kernels::#index(#cur, #i, #label)?)
             }
+            PathStep::NewAxis => quote!(#cur.insert_axis(#nd::Axis(0))),
+            // The checks of a loop removed by one-step inlining, by the loop's own functions.
+            PathStep::Check(check) => {
+                let checks = quote!(#rt::kernels::one_step);
+                match &**check {
+                    LoopCheck::Window { sequence, taps } => {
+                        quote!(#checks::sequence_window(#cur, #sequence, &[#(#taps),*])?)
+                    }
+                    LoopCheck::Steps {
+                        sequence,
+                        taps,
+                        n_steps,
+                    } => quote!(#checks::sequence_rows(#cur, #sequence, &[#(#taps),*], #n_steps)?),
+                    LoopCheck::InitialRows { output, taps } => {
+                        quote!(#checks::initial_rows(#cur, #output, &[#(#taps),*])?)
+                    }
+                    LoopCheck::StepShape {
+                        output,
+                        result,
+                        rows,
+                    } => {
+                        let init = match operands.next() {
+                            Some(r) => r.view(),
+                            None => unreachable!("a step shape check reads the initial state"),
+                        };
+                        let skip = usize::from(*rows);
+                        quote!(#checks::step_shape(#cur, #output, #result, &#init.shape()[#skip..])?)
+                    }
+                    // Only an order: its operands are computed before this node anyway.
+                    LoopCheck::After(n) => {
+                        operands.by_ref().take(*n).for_each(drop);
+                        cur
+                    }
+                }
+            }
             PathStep::Slice { start, end } => {
-                let a = if start {
-                    let v = next();
+                let a = if *start {
+                    let v = next(&mut operands);
                     quote!(::core::option::Option::Some(#v))
                 } else {
                     quote!(::core::option::Option::None)
                 };
-                let b = if end {
-                    let v = next();
+                let b = if *end {
+                    let v = next(&mut operands);
                     quote!(::core::option::Option::Some(#v))
                 } else {
                     quote!(::core::option::Option::None)

@@ -108,8 +108,8 @@ pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>,
 /// Checks that the rewrites leave what `function` of `source` computes unchanged: evaluated
 /// after each pass alone and after all of them, the results are bit-identical to those
 /// without rewrites (`{:?}` prints floats exactly, and NaN matches NaN), or both are errors;
-/// where push_out_dot fired (it sums in another order), floats agree within the tolerance
-/// of [`assert_close`] and integers exactly.
+/// where push_out_dot or running_sum fired (they sum in another order), floats agree within
+/// the tolerance of [`assert_close`] and integers exactly.
 /// It checks `args` and the same program at other loop lengths (see [`length_variants`]),
 /// so that every test program is also tried at 0, 1, 2 and an odd number of steps. `Err`
 /// says which rewrites changed what, on which arguments.
@@ -124,7 +124,11 @@ pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<()
     let compile = |config: &Config| -> Result<(Function, bool), String> {
         let (functions, fired) = crate::compile_with(source, config)
             .map_err(|e| format!("`{function}` does not compile: {e}"))?;
-        let reassociated = fired.iter().any(|f| f.pass == Pass::PushOutDot.name());
+        let reassociated = fired.iter().any(|f| {
+            [Pass::PushOutDot, Pass::RunningSum]
+                .iter()
+                .any(|p| f.pass == p.name())
+        });
         let f = functions
             .into_iter()
             .find(|f| f.name == function)

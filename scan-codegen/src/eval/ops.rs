@@ -5,7 +5,7 @@ use ndarray::{arr0, Array2, ArrayBase, ArrayD, Axis, Ix2, IxDyn, RawData, Slice,
 
 use super::num::{Float, Number};
 use super::value::{literal_as, map_array, with_dtype, Element, Value};
-use crate::ir::{DType, Literal, PathStep, ReduceOp};
+use crate::ir::{DType, Literal, LoopCheck, PathStep, ReduceOp};
 
 // ---------------------------------------------------------------------------------------
 // Dot
@@ -192,10 +192,13 @@ enum Resolved {
     Index(usize),
     /// Keep rows `start..end` (start <= end).
     Range(usize, usize),
+    /// Add a leading axis of length 1.
+    NewAxis,
 }
 
 /// Turns the path and its operands into concrete steps for an array of shape `shape`.
-/// Each step applies to the leading axis of the previous step's result.
+/// Each step applies to the leading axis of the previous step's result; a check step
+/// (`PathStep::Check`) is made here, on the shapes, and leaves nothing to apply.
 fn resolve_path(
     shape: &[usize],
     path: &[PathStep],
@@ -210,26 +213,25 @@ fn resolve_path(
         ));
     }
     let mut operands = operands.iter();
-    let mut next_operand = || -> Result<i64, String> {
-        let v = operands.next().ok_or("IR error: missing path operand")?;
-        v.scalar_int().ok_or_else(|| {
-            format!(
-                "IR error: `{label}`: an index must be a scalar integer, got {}",
-                v.describe()
-            )
-        })
-    };
     let mut shape = shape.to_vec();
     let mut steps = Vec::new();
     for step in path {
-        let Some(&len) = shape.first() else {
-            return Err(format!(
-                "IR error: `{label}`: indexing a scalar (the path is longer than the rank)"
-            ));
+        let leading = shape.first().copied().ok_or_else(|| {
+            format!("IR error: `{label}`: indexing a scalar (the path is longer than the rank)")
+        });
+        let mut next_operand = || -> Result<i64, String> {
+            let v = operands.next().ok_or("IR error: missing path operand")?;
+            v.scalar_int().ok_or_else(|| {
+                format!(
+                    "IR error: `{label}`: an index must be a scalar integer, got {}",
+                    v.describe()
+                )
+            })
         };
-        let ilen = len as i64;
-        match *step {
+        match step {
             PathStep::Index => {
+                let len = leading?;
+                let ilen = len as i64;
                 let i = next_operand()?;
                 let actual = if i < 0 { i + ilen } else { i };
                 if actual < 0 || actual >= ilen {
@@ -241,20 +243,119 @@ fn resolve_path(
                 shape.remove(0);
             }
             PathStep::Slice { start, end } => {
+                let len = leading?;
+                let ilen = len as i64;
                 // numpy: negative bounds count from the end; out-of-range bounds clamp.
                 let clamp = |b: i64| -> usize {
                     let b = if b < 0 { b + ilen } else { b };
                     b.clamp(0, ilen) as usize
                 };
-                let s = if start { clamp(next_operand()?) } else { 0 };
-                let e = if end { clamp(next_operand()?) } else { len };
+                let s = if *start { clamp(next_operand()?) } else { 0 };
+                let e = if *end { clamp(next_operand()?) } else { len };
                 let e = e.max(s);
                 steps.push(Resolved::Range(s, e));
                 shape[0] = e - s;
             }
+            PathStep::NewAxis => {
+                steps.push(Resolved::NewAxis);
+                shape.insert(0, 1);
+            }
+            PathStep::Check(check) => {
+                let n = check.operands();
+                let read: Vec<&Value> = operands.by_ref().take(n).collect();
+                if read.len() != n {
+                    return Err("IR error: missing path operand".to_string());
+                }
+                loop_check(check, &shape, &read, label)?;
+            }
         }
     }
     Ok(steps)
+}
+
+/// The checks of a scan loop that one-step inlining keeps (`LoopCheck`), on a value of
+/// shape `shape`; the messages are the scan evaluator's (`eval::scan`).
+fn loop_check(
+    check: &LoopCheck,
+    shape: &[usize],
+    operands: &[&Value],
+    label: &str,
+) -> Result<(), String> {
+    let rows = || {
+        shape
+            .first()
+            .copied()
+            .ok_or_else(|| format!("IR error: `{label}`: a check of rows on a scalar"))
+    };
+    // `(past, span)` of a sequence's taps, as `Sequence::past`/`span`.
+    let window = |taps: &[i64]| -> (usize, usize) {
+        let past = -taps.iter().copied().min().unwrap_or(0).min(0);
+        let future = taps.iter().copied().max().unwrap_or(0).max(0);
+        (
+            usize::try_from(past).unwrap_or(usize::MAX),
+            usize::try_from(past.saturating_add(future)).unwrap_or(usize::MAX),
+        )
+    };
+    match check {
+        LoopCheck::Window { sequence, taps } => {
+            let (len, (_, span)) = (rows()?, window(taps));
+            if len < span {
+                return Err(format!(
+                    "sequence `{sequence}` has {len} rows but its taps {taps:?} need at least \
+                     {span}"
+                ));
+            }
+        }
+        LoopCheck::Steps {
+            sequence,
+            taps,
+            n_steps,
+        } => {
+            let (len, (_, span)) = (rows()?, window(taps));
+            let needed = n_steps.saturating_add(span);
+            if len < needed {
+                return Err(format!(
+                    "sequence `{sequence}` has {len} rows but n_steps = {n_steps} with taps \
+                     {taps:?} needs {needed} rows"
+                ));
+            }
+        }
+        LoopCheck::InitialRows { output, taps } => {
+            let rows = rows()?;
+            let depth = taps.iter().map(|t| t.unsigned_abs()).max().unwrap_or(0);
+            if (rows as u64) < depth {
+                return Err(format!(
+                    "the initial state of output `{output}` has {rows} rows but its taps \
+                     {taps:?} need {depth}"
+                ));
+            }
+        }
+        LoopCheck::StepShape {
+            output,
+            result,
+            rows,
+        } => {
+            let init = operands
+                .first()
+                .ok_or("IR error: a step shape check without its initial state")?
+                .shape();
+            let expected = if *rows {
+                init.get(1..).ok_or_else(|| {
+                    format!("IR error: `{label}`: the initial state of {output} has no rows")
+                })?
+            } else {
+                init
+            };
+            if expected != shape {
+                return Err(format!(
+                    "output {output} has shape {shape:?} at step 0 (`{result}`) but its \
+                     initial state gives rows of shape {expected:?}"
+                ));
+            }
+        }
+        LoopCheck::After(_) => {}
+    }
+    Ok(())
 }
 
 /// Applies resolved steps to a view (read-only or mutable).
@@ -266,6 +367,7 @@ fn apply_path<S: RawData>(
         match *step {
             Resolved::Index(i) => view = view.index_axis_move(Axis(0), i),
             Resolved::Range(s, e) => view.slice_axis_inplace(Axis(0), Slice::from(s..e)),
+            Resolved::NewAxis => view = view.insert_axis(Axis(0)),
         }
     }
     view
@@ -279,6 +381,15 @@ pub fn subtensor(
     label: &str,
 ) -> Result<Value, String> {
     let steps = resolve_path(x.shape(), path, operands, label)?;
+    if steps.contains(&Resolved::NewAxis) {
+        // A copy in the standard layout (a new axis of length 1 gets the stride a fresh
+        // array of that shape has, as a scan's stacked rows do), so values compare by
+        // `{:?}` like the loop's.
+        return Ok(map_array!(x, a => {
+            let v = apply_path(a.view(), &steps);
+            ArrayD::from_shape_fn(v.raw_dim(), |i| v[i])
+        }));
+    }
     Ok(map_array!(x, a => apply_path(a.view(), &steps).to_owned()))
 }
 
@@ -479,7 +590,13 @@ mod tests {
             end: true,
         };
         assert_eq!(
-            subtensor(&m, &[both, PathStep::Index], &[idx(1), idx(3), idx(0)], "s").unwrap(),
+            subtensor(
+                &m,
+                &[both.clone(), PathStep::Index],
+                &[idx(1), idx(3), idx(0)],
+                "s"
+            )
+            .unwrap(),
             Value::from(array![3i32, 4, 5])
         );
         // Clamping, negative bounds, empty slices.
@@ -495,7 +612,10 @@ mod tests {
             subtensor(&m, &[from], &[idx(-2)], "s").unwrap(),
             Value::from(array![[3i32, 4, 5], [6, 7, 8]])
         );
-        assert_eq!(subtensor(&m, &[to], &[idx(10)], "s").unwrap(), m);
+        assert_eq!(
+            subtensor(&m, std::slice::from_ref(&to), &[idx(10)], "s").unwrap(),
+            m
+        );
         assert_eq!(
             subtensor(&m, &[to], &[idx(-10)], "s").unwrap().shape(),
             &[0, 3]
@@ -584,5 +704,76 @@ mod tests {
             "s",
         );
         assert_eq!(wrapped.unwrap(), Value::from(array![i64::MIN]));
+    }
+
+    #[test]
+    fn a_new_axis_and_the_checks_of_an_inlined_loop() {
+        let m = Value::from(array![[0i32, 1], [2, 3], [4, 5]]);
+        let s = Value::from(7.5f64);
+        let row = subtensor(&m, &[PathStep::NewAxis, PathStep::Index], &[idx(0)], "r");
+        assert_eq!(row.unwrap(), m);
+        assert_eq!(
+            subtensor(&s, &[PathStep::NewAxis], &[], "s").unwrap(),
+            Value::from(array![7.5f64])
+        );
+        let check = |c: LoopCheck| PathStep::Check(Box::new(c));
+        let window = |taps: Vec<i64>| {
+            check(LoopCheck::Window {
+                sequence: "u".into(),
+                taps,
+            })
+        };
+        let steps = |taps: Vec<i64>| {
+            check(LoopCheck::Steps {
+                sequence: "u".into(),
+                taps,
+                n_steps: 1,
+            })
+        };
+        // 3 rows: a window of 3 fits, one step beyond it does not.
+        assert_eq!(subtensor(&m, &[window(vec![-2, 0])], &[], "u").unwrap(), m);
+        assert_eq!(subtensor(&m, &[steps(vec![-2, 0])], &[], "u").unwrap(), m);
+        assert!(subtensor(&m, &[window(vec![-3, 0])], &[], "u").is_ok());
+        let e = subtensor(&m, &[steps(vec![-3, 0])], &[], "u").unwrap_err();
+        assert!(e.contains("needs 4 rows"), "{e}");
+        assert!(subtensor(&m, &[window(vec![0, 4])], &[], "u").is_err());
+        let rows = |taps: Vec<i64>| {
+            check(LoopCheck::InitialRows {
+                output: "x0".into(),
+                taps,
+            })
+        };
+        assert!(subtensor(&m, &[rows(vec![-3, -1])], &[], "x0").is_ok());
+        assert!(subtensor(&m, &[rows(vec![-4])], &[], "x0").is_err());
+        // A step result against its initial state (with rows: against one row).
+        let shape = |rows| {
+            check(LoopCheck::StepShape {
+                output: "`x0`".into(),
+                result: "x + 1".into(),
+                rows,
+            })
+        };
+        let v = Value::from(array![1i32, 2]);
+        assert_eq!(
+            subtensor(&v, &[shape(true)], std::slice::from_ref(&m), "r").unwrap(),
+            v
+        );
+        assert!(subtensor(&v, &[shape(false)], std::slice::from_ref(&m), "r").is_err());
+        assert!(subtensor(&m, &[shape(false)], std::slice::from_ref(&m), "r").is_ok());
+        // `After` reads its operands and checks nothing; operands are counted.
+        let after = check(LoopCheck::After(2));
+        assert_eq!(
+            subtensor(
+                &s,
+                std::slice::from_ref(&after),
+                &[m.clone(), v.clone()],
+                "a"
+            )
+            .unwrap(),
+            s
+        );
+        assert!(subtensor(&s, &[after], &[m], "a")
+            .unwrap_err()
+            .starts_with("IR error"));
     }
 }

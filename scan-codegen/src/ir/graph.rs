@@ -40,20 +40,113 @@ impl ReduceOp {
     }
 }
 
-/// One step of an indexing path on the leading axis: `x[i]` or `x[a..b]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// One step of an indexing path on the leading axis: `x[i]`, `x[a..b]`, `x[None]`; or a
+/// check that a removed scan loop made (one-step inlining).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PathStep {
     /// Takes one scalar integer operand; removes the axis.
     Index,
     /// Takes an operand for each bound present; keeps the axis (numpy clamping).
     Slice { start: bool, end: bool },
+    /// numpy's `x[None]`: a new leading axis of length 1; no operand. A view.
+    NewAxis,
+    /// Not an indexing: the value passes unchanged once the check holds, else the `Err`
+    /// the scan loop would have given. Takes `LoopCheck::operands` operands, which the
+    /// check reads (they are not indices).
+    Check(Box<LoopCheck>),
 }
 
 impl PathStep {
-    pub fn operands(self) -> usize {
+    pub fn operands(&self) -> usize {
         match self {
             PathStep::Index => 1,
-            PathStep::Slice { start, end } => start as usize + end as usize,
+            PathStep::Slice { start, end } => *start as usize + *end as usize,
+            PathStep::NewAxis => 0,
+            PathStep::Check(check) => check.operands(),
+        }
+    }
+
+    /// How the step changes the rank: `Index` removes an axis, `NewAxis` adds one.
+    pub fn rank_change(&self) -> isize {
+        match self {
+            PathStep::Index => -1,
+            PathStep::NewAxis => 1,
+            PathStep::Slice { .. } | PathStep::Check(_) => 0,
+        }
+    }
+}
+
+/// A run-time check of a scan's loop, kept on the values it concerns when one-step
+/// inlining (`rewrite/one_step.rs`) removes the loop, so that a bad argument still gives
+/// the loop's `Err` (the same runtime functions make them: `kernels::one_step`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum LoopCheck {
+    /// The value is a sequence read with `taps`: it has at least its tap window's rows.
+    Window { sequence: String, taps: Vec<i64> },
+    /// The value is a sequence read with `taps` for `n_steps` steps: it has `n_steps` rows
+    /// beyond its tap window.
+    Steps {
+        sequence: String,
+        taps: Vec<i64>,
+        n_steps: usize,
+    },
+    /// The value is the initial state of an output with `taps` (MITSOT): it has a row per
+    /// past step, `max |tap|`.
+    InitialRows { output: String, taps: Vec<i64> },
+    /// The value is the step result `result` of output `output`; one operand, the output's
+    /// initial state, whose shape (without its leading axis when `rows`, for MITSOT) the
+    /// result must have.
+    StepShape {
+        output: String,
+        result: String,
+        rows: bool,
+    },
+    /// No check: the value, once its operands (this many) are computed. Keeps the loop's
+    /// other work (every step result, the checks, the `until` condition) computed before
+    /// the value is read, as the loop did, even where nothing else reads it.
+    After(usize),
+}
+
+impl LoopCheck {
+    pub fn operands(&self) -> usize {
+        match self {
+            LoopCheck::StepShape { .. } => 1,
+            LoopCheck::After(n) => *n,
+            LoopCheck::Window { .. } | LoopCheck::Steps { .. } | LoopCheck::InitialRows { .. } => 0,
+        }
+    }
+}
+
+/// Short, for printed graphs (and exact enough for `cse`'s keys: every field is shown).
+impl std::fmt::Debug for LoopCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoopCheck::Window { sequence, taps } => {
+                write!(f, "window of {sequence:?} taps={taps:?}")
+            }
+            LoopCheck::Steps {
+                sequence,
+                taps,
+                n_steps,
+            } => {
+                let s = if *n_steps == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "rows for {n_steps} step{s} of {sequence:?} taps={taps:?}"
+                )
+            }
+            LoopCheck::InitialRows { output, taps } => {
+                write!(f, "rows of {output:?} taps={taps:?}")
+            }
+            LoopCheck::StepShape {
+                output,
+                result,
+                rows,
+            } => {
+                let of = if *rows { "rows of " } else { "" };
+                write!(f, "{result:?} has the shape of {of}{output:?}")
+            }
+            LoopCheck::After(n) => write!(f, "after {n}"),
         }
     }
 }
@@ -85,7 +178,8 @@ pub enum Op {
     },
     /// inputs: [n]; `0..n` as i64.
     Arange,
-    /// inputs: [x, path operands...]; a view of `x` through the path.
+    /// inputs: [x, path operands...]; a view of `x` through the path. Its rank is x's
+    /// plus each step's `PathStep::rank_change`.
     Subtensor {
         path: Vec<PathStep>,
     },

@@ -7,7 +7,7 @@ pub mod scan;
 pub mod types;
 
 pub use elemwise::{ElemOp, TypeRule};
-pub use graph::{Graph, Literal, Node, NodeId, Op, PathStep, ReduceOp};
+pub use graph::{Graph, Literal, LoopCheck, Node, NodeId, Op, PathStep, ReduceOp};
 pub use scan::{NonSequence, Output, OutputKind, ScanOp, Sequence};
 pub use types::{DType, Type};
 

@@ -253,7 +253,7 @@ impl Lowerer<'_> {
         let v = self.cast(v, base_t.dtype, value);
         let mut inputs: Vec<NodeId> = vec![base.id, v];
         inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
-        let steps = path.iter().map(|(s, _)| *s).collect();
+        let steps = path.iter().map(|(s, _)| s.clone()).collect();
         Some(Value {
             id: self.add(Op::SetSubtensor { path: steps, inc }, inputs, base_t, e),
             weak: false,

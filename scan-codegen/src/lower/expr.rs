@@ -63,7 +63,7 @@ impl Lowerer<'_> {
                 let ty = self.subtensor_type(base, &path, e)?;
                 let mut inputs = vec![base.id];
                 inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
-                let steps = path.iter().map(|(s, _)| *s).collect();
+                let steps = path.iter().map(|(s, _)| s.clone()).collect();
                 let id = self.add(Op::Subtensor { path: steps }, inputs, ty, e);
                 Value { id, weak: false }
             }

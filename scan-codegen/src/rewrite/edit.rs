@@ -25,7 +25,7 @@ pub fn remove_step_inputs(step: &mut Graph, positions: &[usize]) {
 }
 
 /// Inserts a step input at position `pos`, renumbering those after it.
-fn insert_step_input(step: &mut Graph, pos: usize, name: &str, ty: Type, span: Span) -> NodeId {
+pub fn insert_step_input(step: &mut Graph, pos: usize, name: &str, ty: Type, span: Span) -> NodeId {
     let id = step.add(Node {
         op: Op::Input {
             index: pos,

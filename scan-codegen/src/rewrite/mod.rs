@@ -18,10 +18,12 @@ mod fusion;
 mod lift;
 pub(crate) mod loop_interchange;
 mod merge;
+mod one_step;
 mod push_out_dot;
 mod push_out_nonseq;
 mod push_out_output;
 mod push_out_seq;
+mod running_sum;
 mod save_mem;
 
 #[cfg(test)]
@@ -38,6 +40,9 @@ pub enum Pass {
     Constants,
     /// Duplicate nodes computed once; duplicate outer inputs of a scan passed once.
     Cse,
+    /// A scan of exactly one step (`n_steps` the constant 1) replaced by its step, its
+    /// run-time checks kept.
+    OneStep,
     /// Outputs nothing reads dropped, with the step nodes only they needed.
     Dead,
     /// Two scans that run the same steps become one loop; outputs holding the same values
@@ -48,6 +53,9 @@ pub enum Pass {
     /// A product accumulated over the steps, only the last read: the loop sums its left
     /// operand, one product after the loop. Reassociates float sums.
     PushOutDot,
+    /// A map output of scalars read only through its sum becomes a running total.
+    /// Reassociates float sums.
+    RunningSum,
     /// Step work on one sequence row moved before the loop, over all rows at once.
     PushOutSeq,
     /// Map outputs computed from a kept recurrent output moved after the loop.
@@ -61,12 +69,19 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 11] = [
+pub const ORDER: [Pass; 13] = [
     Pass::Constants,
     Pass::Cse,
+    // After constants (an `n_steps` passed into a nested step as a constant non-sequence
+    // is a constant by then) and before every pass that works on loops: a loop of one step
+    // gains nothing from them (push_out_seq would compute its sequence's work over every
+    // row when one is read), and its step, inlined, is then open to the passes on the
+    // enclosing graph (cse with the work around it, an enclosing scan's push-outs, fusion).
+    Pass::OneStep,
     Pass::PushOutNonSeq,
     // Before push_out_seq, which would move the product out as a sequence of products.
     Pass::PushOutDot,
+    Pass::RunningSum,
     Pass::PushOutSeq,
     Pass::PushOutOutput,
     Pass::Dead,
@@ -84,10 +99,12 @@ impl Pass {
         match self {
             Pass::Constants => "constants",
             Pass::Cse => "cse",
+            Pass::OneStep => "one_step",
             Pass::Dead => "dead",
             Pass::Merge => "merge",
             Pass::PushOutNonSeq => "push_out_nonseq",
             Pass::PushOutDot => "push_out_dot",
+            Pass::RunningSum => "running_sum",
             Pass::PushOutSeq => "push_out_seq",
             Pass::PushOutOutput => "push_out_output",
             Pass::SaveMem => "save_mem",
@@ -104,10 +121,12 @@ impl Pass {
         match self {
             Pass::Constants => constants::run(g, log),
             Pass::Cse => cse::run(g, log),
+            Pass::OneStep => one_step::run(g, log),
             Pass::Dead => dead::run(g, log),
             Pass::Merge => merge::run(g, log),
             Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
             Pass::PushOutDot => push_out_dot::run(g, log),
+            Pass::RunningSum => running_sum::run(g, log),
             Pass::PushOutSeq => push_out_seq::run(g, log),
             Pass::PushOutOutput => push_out_output::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),

@@ -10,6 +10,8 @@ pub mod dot;
 pub mod elementwise;
 pub mod index;
 pub mod interchange;
+pub mod one_step;
+pub mod powers;
 pub mod reduce;
 pub mod steps;
 
@@ -23,6 +25,7 @@ pub use index::{
     arange, arange_len, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice,
     slice_mut,
 };
+pub use powers::Powers;
 pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
 pub use steps::{
     check_initial_rows, check_n_steps, check_step_shape, check_steps_available, ring_tail,
