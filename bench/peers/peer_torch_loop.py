@@ -145,4 +145,4 @@ def until_newton(a, n_steps, tol):
 
 
 def versions():
-    return dict(torch=torch.__version__, num_threads=torch.get_num_threads())
+    return dict(torch=torch.__version__)

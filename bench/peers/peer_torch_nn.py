@@ -41,5 +41,5 @@ def lstm(x, w_x, w_h, b):
 
 
 def versions():
-    return dict(torch=torch.__version__, num_threads=torch.get_num_threads(),
+    return dict(torch=torch.__version__,
                 mkldnn=torch.backends.mkldnn.is_available())

@@ -121,12 +121,20 @@ def run_locked(cmd, timeout, check_idle, max_wait_s, log):
         note = wait_until_idle(max_wait_s, log) if check_idle else None
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
-            return p.stdout, p.stderr, p.returncode, note
+            out, err, code = p.stdout, p.stderr, p.returncode
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-            return out, f"timed out after {timeout} s", -1, note
+            err, code = f"timed out after {timeout} s", -1
         finally:
+            # Something that started during the run disturbed it: say so in the table.
+            if check_idle and note is None:
+                busy, load = other_busy_processes(), cpu_busy_fraction(0.5)
+                if busy or load >= 0.15:
+                    note = (f"disturbed: found right after it: {', '.join(busy) or '-'}; "
+                            f"CPU {load:.0%} in use")
+                    log(f"  {note}")
             fcntl.flock(lock, fcntl.LOCK_UN)
+        return out, err, code, note
 
 
 def cpu_model():
@@ -198,6 +206,7 @@ def main():
                            check=True)
 
     results, notes, failures, idle_notes = {}, {}, [], []
+    disturbed = set()  # (case, who, threads) of runs that were not alone on the machine
     max_wait_s = args.max_wait * 60
     for n in threads:
         pin = ["taskset", "-c", "0"] if n == 1 else []
@@ -216,6 +225,7 @@ def main():
                                                   max_wait_s, log)
                 if note:
                     idle_notes.append(f"{case} {who} threads={n}: {note}")
+                    disturbed.add((case, who, n))
                 got, got_notes = parse_lines(out)
                 for line in out.splitlines():
                     if LINE.match(line):
@@ -246,13 +256,18 @@ def main():
     for who, note in notes.items():
         lines.append(f"- {note}")
     if idle_notes:
-        lines.append("- **not idle** during: " + "; ".join(idle_notes))
+        lines.append("- **not alone on the machine** (marked * below; their medians are "
+                     "not to be trusted): " + "; ".join(idle_notes))
     lines.append("- figures from different runs must not be compared: the machine changes "
                  "from day to day; compare only within this table")
     lines.append("")
 
     def row_of(case, impl, n):
         return results.get((case, impl, n))
+
+    def mark(case, impl, n):
+        who = "scan-bench" if impl in ("scan", "handwritten") else impl
+        return "*" if (case, who, n) in disturbed else ""
 
     lines.append("Median ms per call (ratio to scan's median in the same run; "
                  "`-`: not run, `ERR`: the peer cannot run the case, see below):")
@@ -271,9 +286,10 @@ def main():
                 elif "error" in r:
                     cells.append("ERR")
                 elif impl == "scan" or not scan_ms:
-                    cells.append(fmt_ms(r["median_ms"]))
+                    cells.append(fmt_ms(r["median_ms"]) + mark(case, impl, n))
                 else:
-                    cells.append(f"{fmt_ms(r['median_ms'])} ({fmt_ratio(r['median_ms'] / scan_ms)}x)")
+                    cells.append(f"{fmt_ms(r['median_ms'])}{mark(case, impl, n)} "
+                                 f"({fmt_ratio(r['median_ms'] / scan_ms)}x)")
             lines.append(f"| {case} | {n} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Every row: median and min of one call (ms), median / scan's median, median / "
@@ -307,7 +323,7 @@ def main():
                     mismatches += not ok
                 else:
                     agree = f"{r['checksum']:.10e} (no reference)"
-                lines.append(f"| {case} | {n} | {impl} | {fmt_ms(r['median_ms'])} | "
+                lines.append(f"| {case} | {n} | {impl}{mark(case, impl, n)} | {fmt_ms(r['median_ms'])} | "
                              f"{fmt_ms(r['min_ms'])} | {ratio(scan)} | {ratio(hand)} | {agree} | "
                              f"{r.get('peak_mb', float('nan')):.1f} |")
     if errors:
