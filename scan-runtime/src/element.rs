@@ -65,12 +65,18 @@ pub trait Number: Element {
 }
 
 /// `f32` and `f64`: what the transcendental functions and `mean` need.
+///
+/// `exp`, `ln`, `tanh` and `sigmoid` are the runtime's branch-free approximations
+/// ([`crate::approx`]: within an ulp, the same bits on every instruction set, and loops over
+/// them vectorize), not libm's.
 pub trait Float: Number {
     const NAN: Self;
     const HALF: Self;
     fn exp(self) -> Self;
     fn ln(self) -> Self;
     fn tanh(self) -> Self;
+    /// `1 / (1 + e^{-self})`, without overflow for any input.
+    fn sigmoid(self) -> Self;
     fn sqrt(self) -> Self;
     fn powf(self, n: Self) -> Self;
     fn floor(self) -> Self;
@@ -178,7 +184,7 @@ macro_rules! int_impls {
 int_impls!(i32, i64);
 
 macro_rules! float_impls {
-    ($($t:ident),*) => {$(
+    ($($t:ident => $exp:ident, $ln:ident, $tanh:ident, $sigmoid:ident);*) => {$(
         impl Element for $t {
             const NAME: &'static str = stringify!($t);
         }
@@ -233,17 +239,21 @@ macro_rules! float_impls {
         impl Float for $t {
             const NAN: Self = $t::NAN;
             const HALF: Self = 0.5;
-            #[inline]
+            #[inline(always)]
             fn exp(self) -> Self {
-                $t::exp(self)
+                crate::approx::$exp(self)
             }
-            #[inline]
+            #[inline(always)]
             fn ln(self) -> Self {
-                $t::ln(self)
+                crate::approx::$ln(self)
             }
-            #[inline]
+            #[inline(always)]
             fn tanh(self) -> Self {
-                $t::tanh(self)
+                crate::approx::$tanh(self)
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                crate::approx::$sigmoid(self)
             }
             #[inline]
             fn sqrt(self) -> Self {
@@ -281,7 +291,10 @@ macro_rules! float_impls {
     )*};
 }
 
-float_impls!(f32, f64);
+float_impls!(
+    f32 => exp_f32, log_f32, tanh_f32, sigmoid_f32;
+    f64 => exp_f64, log_f64, tanh_f64, sigmoid_f64
+);
 
 /// numpy's `npy_divmod`: floor division and the remainder with the divisor's sign, so that
 /// `a == div * b + rem` as closely as floats allow.

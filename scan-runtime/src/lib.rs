@@ -44,6 +44,7 @@
 //! - numpy semantics: integer arithmetic wraps, `%` takes the divisor's sign, NaN propagates
 //!   through `max`/`min`, indices may be negative and slices clamp.
 
+pub mod approx;
 pub mod element;
 pub mod error;
 pub mod kernels;

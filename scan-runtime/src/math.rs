@@ -56,33 +56,33 @@ pub fn abs<T: Number>(a: T) -> T {
     a.num_abs()
 }
 
-#[inline]
+// exp, log, tanh and sigmoid are the branch-free approximations of `crate::approx` (within
+// an ulp of the exact value; docs/SEMANTICS.md), so that loops over them vectorize and give
+// the same bits on every instruction set.
+
+/// `e^x`.
+#[inline(always)]
 pub fn exp<T: Float>(x: T) -> T {
     x.exp()
 }
 
 /// Natural logarithm.
-#[inline]
+#[inline(always)]
 pub fn log<T: Float>(x: T) -> T {
     x.ln()
 }
 
-#[inline]
+/// Hyperbolic tangent.
+#[inline(always)]
 pub fn tanh<T: Float>(x: T) -> T {
     x.tanh()
 }
 
-/// `1 / (1 + exp(-x))`, computed as `exp(x) / (1 + exp(x))` for negative `x` so that
-/// `exp` never overflows.
-#[inline]
+/// `1 / (1 + exp(-x))`, computed so that nothing overflows: large negative `x` goes
+/// through the subnormals to 0, large positive `x` gives 1.
+#[inline(always)]
 pub fn sigmoid<T: Float>(x: T) -> T {
-    if x >= T::ZERO {
-        T::ONE.div(T::ONE.num_add(x.num_neg().exp()))
-    } else {
-        // Also the NaN branch: exp(NaN) is NaN, so NaN propagates.
-        let e = x.exp();
-        e.div(T::ONE.num_add(e))
-    }
+    x.sigmoid()
 }
 
 #[inline]

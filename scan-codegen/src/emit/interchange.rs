@@ -19,7 +19,9 @@
 //! output's storage only as its `keep` says: a trace row every step, a ring slot for the
 //! last k steps, the final value of a state; the storage is the ordinary loop's, so the
 //! code after the loop is unchanged. Scalar step values (constants, scalar non-sequences
-//! and what is computed from them) are computed once before the chunks.
+//! and what is computed from them) are computed once before the chunks. The chunks run
+//! inside `kernels::isa::with_best_isa`, so the element loops get AVX2 code where the CPU
+//! has it.
 
 use std::collections::HashMap;
 
@@ -351,16 +353,22 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
     };
     let full = chunk_body(&quote!(#chunk));
     let tail = chunk_body(&quote!(#len));
+    // The chunks run inside `with_best_isa`: compiled for AVX2 + FMA too, and that copy runs
+    // on CPUs that have them (same bits: no FMA contraction). The closure is inlined into
+    // both copies (`#[inline(always)]`, allowed on a closure passed as an argument); it holds
+    // no `?` and no break out of the block, only the element loops.
     block.extend(quote! {
-        let mut #e0: usize = 0;
-        while #e0 + #chunk <= #total {
-            #full
-            #e0 += #chunk;
-        }
-        if #e0 < #total {
-            let #len: usize = #total - #e0;
-            #tail
-        }
+        #rt::kernels::isa::with_best_isa(#[inline(always)] || {
+            let mut #e0: usize = 0;
+            while #e0 + #chunk <= #total {
+                #full
+                #e0 += #chunk;
+            }
+            if #e0 < #total {
+                let #len: usize = #total - #e0;
+                #tail
+            }
+        });
         true
     });
     quote!(#lt: { #block })

@@ -77,61 +77,66 @@ pub fn power(
             .as_slice_mut() else {
             break '__scan_3_ic false;
         };
-        let mut __scan_3_ic_e0: usize = 0;
-        while __scan_3_ic_e0 + __SCAN_3_IC_CHUNK <= __scan_3_ic_total {
-            {
-                let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                __scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]
-                    .copy_from_slice(
-                        &__scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK],
-                    );
-                let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
-                    + __SCAN_3_IC_CHUNK];
-                for __scan_3_ic_t in 0..__scan_3_n_steps {
-                    for __scan_3_ic_e in 0..__SCAN_3_IC_CHUNK {
-                        let __scan_3_ic_x0: f64 = __scan_3_ic_h0_0[__scan_3_ic_e];
-                        let __scan_3_ic_x1: f64 = __scan_3_ic_nc0[__scan_3_ic_e];
-                        let __scan_3_ic_x2: f64 = ::scan_runtime::__private::math::mul(
-                            __scan_3_ic_x0,
-                            __scan_3_ic_x1,
-                        );
-                        __scan_3_ic_n0[__scan_3_ic_e] = __scan_3_ic_x2;
+        ::scan_runtime::__private::kernels::isa::with_best_isa(
+            #[inline(always)]
+            || {
+                let mut __scan_3_ic_e0: usize = 0;
+                while __scan_3_ic_e0 + __SCAN_3_IC_CHUNK <= __scan_3_ic_total {
+                    {
+                        let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                        let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                        __scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]
+                            .copy_from_slice(
+                                &__scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK],
+                            );
+                        let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
+                            + __SCAN_3_IC_CHUNK];
+                        for __scan_3_ic_t in 0..__scan_3_n_steps {
+                            for __scan_3_ic_e in 0..__SCAN_3_IC_CHUNK {
+                                let __scan_3_ic_x0: f64 = __scan_3_ic_h0_0[__scan_3_ic_e];
+                                let __scan_3_ic_x1: f64 = __scan_3_ic_nc0[__scan_3_ic_e];
+                                let __scan_3_ic_x2: f64 = ::scan_runtime::__private::math::mul(
+                                    __scan_3_ic_x0,
+                                    __scan_3_ic_x1,
+                                );
+                                __scan_3_ic_n0[__scan_3_ic_e] = __scan_3_ic_x2;
+                            }
+                            __scan_3_ic_h0_0 = __scan_3_ic_n0;
+                        }
+                        __scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK]
+                            .copy_from_slice(&__scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]);
                     }
-                    __scan_3_ic_h0_0 = __scan_3_ic_n0;
+                    __scan_3_ic_e0 += __SCAN_3_IC_CHUNK;
                 }
-                __scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK]
-                    .copy_from_slice(&__scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]);
-            }
-            __scan_3_ic_e0 += __SCAN_3_IC_CHUNK;
-        }
-        if __scan_3_ic_e0 < __scan_3_ic_total {
-            let __scan_3_ic_len: usize = __scan_3_ic_total - __scan_3_ic_e0;
-            {
-                let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                __scan_3_ic_h0_0[..__scan_3_ic_len]
-                    .copy_from_slice(
-                        &__scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len],
-                    );
-                let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
-                    + __scan_3_ic_len];
-                for __scan_3_ic_t in 0..__scan_3_n_steps {
-                    for __scan_3_ic_e in 0..__scan_3_ic_len {
-                        let __scan_3_ic_x0: f64 = __scan_3_ic_h0_0[__scan_3_ic_e];
-                        let __scan_3_ic_x1: f64 = __scan_3_ic_nc0[__scan_3_ic_e];
-                        let __scan_3_ic_x2: f64 = ::scan_runtime::__private::math::mul(
-                            __scan_3_ic_x0,
-                            __scan_3_ic_x1,
-                        );
-                        __scan_3_ic_n0[__scan_3_ic_e] = __scan_3_ic_x2;
+                if __scan_3_ic_e0 < __scan_3_ic_total {
+                    let __scan_3_ic_len: usize = __scan_3_ic_total - __scan_3_ic_e0;
+                    {
+                        let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                        let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
+                        __scan_3_ic_h0_0[..__scan_3_ic_len]
+                            .copy_from_slice(
+                                &__scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len],
+                            );
+                        let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
+                            + __scan_3_ic_len];
+                        for __scan_3_ic_t in 0..__scan_3_n_steps {
+                            for __scan_3_ic_e in 0..__scan_3_ic_len {
+                                let __scan_3_ic_x0: f64 = __scan_3_ic_h0_0[__scan_3_ic_e];
+                                let __scan_3_ic_x1: f64 = __scan_3_ic_nc0[__scan_3_ic_e];
+                                let __scan_3_ic_x2: f64 = ::scan_runtime::__private::math::mul(
+                                    __scan_3_ic_x0,
+                                    __scan_3_ic_x1,
+                                );
+                                __scan_3_ic_n0[__scan_3_ic_e] = __scan_3_ic_x2;
+                            }
+                            __scan_3_ic_h0_0 = __scan_3_ic_n0;
+                        }
+                        __scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len]
+                            .copy_from_slice(&__scan_3_ic_h0_0[..__scan_3_ic_len]);
                     }
-                    __scan_3_ic_h0_0 = __scan_3_ic_n0;
                 }
-                __scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len]
-                    .copy_from_slice(&__scan_3_ic_h0_0[..__scan_3_ic_len]);
-            }
-        }
+            },
+        );
         true
     };
     if !__scan_3_ic {

@@ -3,12 +3,161 @@
 //! The output's rank `D` is the largest input rank; lower-rank inputs (scalars as 0-d
 //! views from `ndarray::aview0`) broadcast. The shape check runs before `Zip`, whose
 //! `and_broadcast` would otherwise panic.
+//!
+//! When the output is contiguous in standard order and every input either has its shape
+//! (contiguous), covers its last axes (a contiguous row broadcast along the leading axes,
+//! like a bias) or is a single value, the map runs as plain loops over slices through
+//! [`isa::with_best_isa`]: the closure (one operation, or a fused chain) is inlined into
+//! them and vectorized, with AVX2 where the CPU has it. Otherwise (strided, transposed or
+//! reversed views, other broadcasts) `ndarray::Zip` walks the arrays. Both compute the same
+//! bits.
 
 use ndarray::{Array, ArrayView, Dimension, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
 use crate::kernels::buffer::{broadcast_shape, ensure_shape};
+use crate::kernels::isa;
+
+/// Most elements per slice loop when an input is a single value (the length of the stack
+/// buffer that repeats it).
+const BLOCK: usize = 128;
+
+/// Rows shorter than this (a broadcast row of a few elements) go through `Zip`: one slice
+/// loop per row would cost more than it saves.
+const MIN_ROW: usize = 16;
+
+/// How an input covers the output, when the map can run as slice loops.
+#[derive(Clone, Copy)]
+enum Operand<'a, A> {
+    /// The output's shape, contiguous: element i of the output reads `s[i]`.
+    Full(&'a [A]),
+    /// The output's last axes (after leading axes of length 1), contiguous: element i
+    /// reads `s[i % s.len()]`.
+    Row(&'a [A]),
+    /// One value for every element.
+    Scalar(A),
+}
+
+impl<'a, A: Copy> Operand<'a, A> {
+    /// How `x` covers an output of shape `out` (which broadcasting already checked), if
+    /// slice loops can read it.
+    fn of<D: Dimension>(x: &ArrayView<'a, A, D>, out: &[usize]) -> Option<Self> {
+        if x.len() == 1 {
+            return x.iter().next().map(|&v| Operand::Scalar(v));
+        }
+        let s = x.to_slice()?;
+        let lead = x.shape().iter().take_while(|&&d| d == 1).count();
+        if x.shape() == out {
+            Some(Operand::Full(s))
+        } else if out.ends_with(&x.shape()[lead..]) {
+            Some(Operand::Row(s))
+        } else {
+            None
+        }
+    }
+
+    /// The row length for [`blocks`]: `Some(len)` for a row, `Some(0)` for a scalar.
+    fn period(&self) -> Option<usize> {
+        match self {
+            Operand::Full(_) => None,
+            Operand::Row(s) => Some(s.len()),
+            Operand::Scalar(_) => Some(0),
+        }
+    }
+
+    /// A value to fill the block buffer with: the scalar (any element for the others,
+    /// which do not read the buffer). `None` only for an empty input.
+    fn fill(&self) -> Option<A> {
+        match self {
+            Operand::Full(s) | Operand::Row(s) => s.first().copied(),
+            Operand::Scalar(v) => Some(*v),
+        }
+    }
+
+    /// Elements `start..start + len` of the output as read from this input; the block is
+    /// inside one row, and at most `BLOCK` long when a scalar is read (see [`blocks`]).
+    #[inline(always)]
+    fn block<'b>(&'b self, buffer: &'b [A; BLOCK], start: usize, len: usize) -> &'b [A] {
+        match self {
+            Operand::Full(s) => &s[start..start + len],
+            Operand::Row(s) => {
+                let at = start % s.len();
+                &s[at..at + len]
+            }
+            Operand::Scalar(_) => &buffer[..len],
+        }
+    }
+}
+
+/// The row length and the most elements of one slice loop, from each input's period
+/// (`Operand::period`); `None` when a row is too short to pay.
+fn blocks(n: usize, periods: &[Option<usize>]) -> Option<(usize, usize)> {
+    let mut row = n.max(1);
+    let mut most = usize::MAX;
+    for p in periods.iter().flatten() {
+        match *p {
+            0 => most = BLOCK,
+            p if p < MIN_ROW => return None,
+            // Rows are products of the output's last axes, so each divides the longer ones
+            // and a block inside the shortest row is inside every row.
+            p => row = row.min(p),
+        }
+    }
+    Some((row, most))
+}
+
+/// One function per arity, `$name(o, ops, f) -> bool`: `o[i] = f(inputs at i)` over the
+/// output slice `o` in blocks inside rows, each block a plain indexed loop over slices of
+/// the block's length (bounds checks go away, the loop vectorizes), run through
+/// `with_best_isa`. The `#[inline(always)]` closure is compiled inside each instruction
+/// set's function. `false` (nothing written) when a row is too short to pay.
+macro_rules! slice_loops {
+    ($name:ident: $($op:ident $buf:ident: $t:ident),+) => {
+        #[inline(always)]
+        fn $name<$($t: Copy,)+ U>(
+            o: &mut [U],
+            ($($op,)+): ($(Operand<'_, $t>,)+),
+            f: &impl Fn($($t),+) -> U,
+        ) -> bool {
+            let n = o.len();
+            if n == 0 {
+                return true;
+            }
+            let Some((row, most)) = blocks(n, &[$($op.period()),+]) else {
+                return false;
+            };
+            // Each input's buffer repeats its scalar (unused by the other inputs).
+            let ($(Some($buf),)+) = ($($op.fill(),)+) else {
+                return false;
+            };
+            let ($($buf,)+) = ($([$buf; BLOCK],)+);
+            isa::with_best_isa(
+                #[inline(always)]
+                || {
+                    let mut start = 0;
+                    while start < n {
+                        // Up to the end of the row, at most `most`.
+                        let len = (row - start % row).min(most).min(n - start);
+                        let out = &mut o[start..start + len];
+                        $(let $op = $op.block(&$buf, start, len);)+
+                        for i in 0..len {
+                            out[i] = f($($op[i]),+);
+                        }
+                        start += len;
+                    }
+                },
+            );
+            true
+        }
+    };
+}
+
+slice_loops!(slices1: a fill_a: A);
+slice_loops!(slices2: a fill_a: A, b fill_b: B);
+slice_loops!(slices3: a fill_a: A, b fill_b: B, c fill_c: C);
+slice_loops!(slices4: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E);
+slice_loops!(slices5: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F);
 
 /// `out = f(a)` elementwise.
 pub fn map1<A, U, D, Da>(
@@ -25,6 +174,12 @@ where
 {
     let shape: D = broadcast_shape(what, &[a.shape()])?;
     ensure_shape(out, shape);
+    let ops = Operand::of(&a, out.shape());
+    if let (Some(x), Some(o)) = (ops, out.as_slice_mut()) {
+        if slices1(o, (x,), &f) {
+            return Ok(());
+        }
+    }
     Zip::from(out).and_broadcast(a).for_each(|o, &x| *o = f(x));
     Ok(())
 }
@@ -47,6 +202,12 @@ where
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape()])?;
     ensure_shape(out, shape);
+    let ops = (Operand::of(&a, out.shape()), Operand::of(&b, out.shape()));
+    if let ((Some(x), Some(y)), Some(o)) = (ops, out.as_slice_mut()) {
+        if slices2(o, (x, y), &f) {
+            return Ok(());
+        }
+    }
     Zip::from(out)
         .and_broadcast(a)
         .and_broadcast(b)
@@ -75,6 +236,17 @@ where
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape()])?;
     ensure_shape(out, shape);
+    let sh = out.shape();
+    let ops = (
+        Operand::of(&a, sh),
+        Operand::of(&b, sh),
+        Operand::of(&c, sh),
+    );
+    if let ((Some(x), Some(y), Some(z)), Some(o)) = (ops, out.as_slice_mut()) {
+        if slices3(o, (x, y, z), &f) {
+            return Ok(());
+        }
+    }
     Zip::from(out)
         .and_broadcast(a)
         .and_broadcast(b)
@@ -108,6 +280,18 @@ where
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape(), d.shape()])?;
     ensure_shape(out, shape);
+    let sh = out.shape();
+    let ops = (
+        Operand::of(&a, sh),
+        Operand::of(&b, sh),
+        Operand::of(&c, sh),
+        Operand::of(&d, sh),
+    );
+    if let ((Some(x), Some(y), Some(z), Some(w)), Some(o)) = (ops, out.as_slice_mut()) {
+        if slices4(o, (x, y, z, w), &f) {
+            return Ok(());
+        }
+    }
     Zip::from(out)
         .and_broadcast(a)
         .and_broadcast(b)
@@ -149,6 +333,19 @@ where
         &[a.shape(), b.shape(), c.shape(), d.shape(), e.shape()],
     )?;
     ensure_shape(out, shape);
+    let sh = out.shape();
+    let ops = (
+        Operand::of(&a, sh),
+        Operand::of(&b, sh),
+        Operand::of(&c, sh),
+        Operand::of(&d, sh),
+        Operand::of(&e, sh),
+    );
+    if let ((Some(x), Some(y), Some(z), Some(w), Some(v)), Some(o)) = (ops, out.as_slice_mut()) {
+        if slices5(o, (x, y, z, w, v), &f) {
+            return Ok(());
+        }
+    }
     Zip::from(out)
         .and_broadcast(a)
         .and_broadcast(b)
@@ -157,6 +354,227 @@ where
         .and_broadcast(e)
         .for_each(|o, &x, &y, &z, &w, &v| *o = f(x, y, z, w, v));
     Ok(())
+}
+
+#[cfg(test)]
+mod contiguous_tests {
+    use super::*;
+    use crate::math;
+    use ndarray::{s, Array1, Array2, ArrayD, IxDyn, ShapeBuilder};
+
+    /// Values over every function's range, with special values among them.
+    fn values(n: usize, seed: u64) -> Vec<f64> {
+        let mut state = seed;
+        let specials = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e-310,
+            -800.0,
+        ];
+        (0..n)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if i % 97 == 0 {
+                    specials[(i / 97) % specials.len()]
+                } else {
+                    (state >> 11) as f64 / (1u64 << 53) as f64 * 60.0 - 30.0
+                }
+            })
+            .collect()
+    }
+
+    /// The same data as `v`, in a column-major (non-standard) layout: Zip's path.
+    fn strided(v: &Array2<f64>) -> Array2<f64> {
+        let mut f = Array2::<f64>::zeros(v.raw_dim().f());
+        f.assign(v);
+        f
+    }
+
+    fn same_bits<T: Copy + Into<f64>>(a: &[T], b: &[T]) {
+        assert_eq!(a.len(), b.len());
+        for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
+            let (x, y): (f64, f64) = (x.into(), y.into());
+            assert!(x.to_bits() == y.to_bits(), "element {i}: {x:e} vs {y:e}");
+        }
+    }
+
+    #[test]
+    fn contiguous_and_strided_inputs_give_the_same_bits() {
+        let shape = (37, 29);
+        let a = Array2::from_shape_vec(shape, values(37 * 29, 1)).unwrap();
+        let b = Array2::from_shape_vec(shape, values(37 * 29, 2)).unwrap();
+        let c = Array2::from_shape_vec(shape, values(37 * 29, 3)).unwrap();
+        let (fa, fb, fc) = (strided(&a), strided(&b), strided(&c));
+        assert!(a.as_slice().is_some() && fa.as_slice().is_none());
+        let chain = |x: f64, y: f64, z: f64| {
+            math::add(
+                math::mul(math::sigmoid(x), math::tanh(y)),
+                math::mul(math::exp(math::mul(z, 0.1)), math::log(math::abs(x))),
+            )
+        };
+        let mut fast = Array2::<f64>::zeros((0, 0));
+        let mut slow = Array2::<f64>::zeros((0, 0));
+        map3(&mut fast, a.view(), b.view(), c.view(), "chain", chain).unwrap();
+        map3(&mut slow, fa.view(), fb.view(), fc.view(), "chain", chain).unwrap();
+        // The output buffer is standard either way; compare element by element.
+        let (fast, slow): (Vec<f64>, Vec<f64>) = (
+            fast.iter().copied().collect(),
+            slow.iter().copied().collect(),
+        );
+        same_bits(&fast, &slow);
+        // Against the formula evaluated one element at a time.
+        let one_by_one: Vec<f64> = a
+            .iter()
+            .zip(&b)
+            .zip(&c)
+            .map(|((&x, &y), &z)| chain(x, y, z))
+            .collect();
+        same_bits(&fast, &one_by_one);
+
+        // f32, one to five inputs.
+        let a32 = a.mapv(|x| x as f32);
+        let b32 = b.mapv(|x| x as f32);
+        let r32 = a32.slice(s![.., ..;-1]).to_owned();
+        let mut fast = Array2::<f32>::zeros((0, 0));
+        let mut slow = Array2::<f32>::zeros((0, 0));
+        map1(&mut fast, a32.view(), "tanh", math::tanh).unwrap();
+        map1(&mut slow, r32.slice(s![.., ..;-1]), "tanh", math::tanh).unwrap();
+        same_bits(fast.as_slice().unwrap(), slow.as_slice().unwrap());
+        map2(&mut fast, a32.view(), b32.view(), "f", |x, y| {
+            math::sigmoid(x) * math::exp(y)
+        })
+        .unwrap();
+        let bt = b32.t().to_owned();
+        map2(&mut slow, r32.slice(s![.., ..;-1]), bt.t(), "f", |x, y| {
+            math::sigmoid(x) * math::exp(y)
+        })
+        .unwrap();
+        same_bits(fast.as_slice().unwrap(), slow.as_slice().unwrap());
+        let f4 = |x: f32, y: f32, z: f32, w: f32| math::tanh(x * y) + math::log(z) * w;
+        map4(
+            &mut fast,
+            a32.view(),
+            b32.view(),
+            a32.view(),
+            b32.view(),
+            "f4",
+            f4,
+        )
+        .unwrap();
+        map4(
+            &mut slow,
+            r32.slice(s![.., ..;-1]),
+            b32.view(),
+            a32.view(),
+            bt.t(),
+            "f4",
+            f4,
+        )
+        .unwrap();
+        same_bits(fast.as_slice().unwrap(), slow.as_slice().unwrap());
+        let f5 =
+            |x: f32, y: f32, z: f32, w: f32, v: f32| math::sigmoid(x - y) * z + w * math::tanh(v);
+        map5(
+            &mut fast,
+            a32.view(),
+            b32.view(),
+            a32.view(),
+            b32.view(),
+            a32.view(),
+            "f5",
+            f5,
+        )
+        .unwrap();
+        map5(
+            &mut slow,
+            a32.view(),
+            bt.t(),
+            a32.view(),
+            b32.view(),
+            r32.slice(s![.., ..;-1]),
+            "f5",
+            f5,
+        )
+        .unwrap();
+        same_bits(fast.as_slice().unwrap(), slow.as_slice().unwrap());
+    }
+
+    /// `f` over the inputs broadcast to `shape`, one element at a time in standard order.
+    fn by_element3(
+        shape: &[usize],
+        a: &ArrayD<f64>,
+        b: &ArrayD<f64>,
+        c: &ArrayD<f64>,
+        f: impl Fn(f64, f64, f64) -> f64,
+    ) -> Vec<f64> {
+        let sh = IxDyn(shape);
+        let (a, b, c) = (
+            a.broadcast(sh.clone()).unwrap(),
+            b.broadcast(sh.clone()).unwrap(),
+            c.broadcast(sh).unwrap(),
+        );
+        a.iter()
+            .zip(b.iter())
+            .zip(c.iter())
+            .map(|((&x, &y), &z)| f(x, y, z))
+            .collect()
+    }
+
+    #[test]
+    fn broadcast_rows_and_scalars_run_as_slice_loops_with_the_same_bits() {
+        let f = |x: f64, y: f64, z: f64| math::tanh(math::add(math::mul(x, y), z));
+        let arr = |shape: &[usize], seed: u64| {
+            let n = shape.iter().product();
+            ArrayD::from_shape_vec(IxDyn(shape), values(n, seed)).unwrap()
+        };
+        // (output shape, a, b, c): full, rows of the last axes (with a leading 1), a scalar,
+        // rows longer than a block, and a row too short for slice loops.
+        type Shapes = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
+        let cases: Vec<Shapes> = vec![
+            (vec![37, 64], vec![37, 64], vec![64], vec![]),
+            (vec![4, 300], vec![300], vec![4, 300], vec![1]),
+            (vec![3, 5, 40], vec![5, 40], vec![40], vec![3, 5, 40]),
+            (vec![6, 40], vec![1, 40], vec![6, 40], vec![1, 1]),
+            (vec![1000], vec![1000], vec![], vec![1000]),
+            (vec![9, 3], vec![9, 3], vec![3], vec![]),
+            (vec![2, 0, 20], vec![2, 0, 20], vec![20], vec![]),
+        ];
+        for (out_shape, sa, sb, sc) in cases {
+            let (a, b, c) = (arr(&sa, 5), arr(&sb, 6), arr(&sc, 7));
+            let mut out = ArrayD::<f64>::zeros(IxDyn(&[]));
+            map3(&mut out, a.view(), b.view(), c.view(), "f", f).unwrap();
+            assert_eq!(out.shape(), &out_shape[..]);
+            let expected = by_element3(&out_shape, &a, &b, &c, f);
+            let got: Vec<f64> = out.iter().copied().collect();
+            same_bits(&got, &expected);
+        }
+    }
+
+    #[test]
+    fn contiguous_maps_write_every_element_and_reuse_the_buffer() {
+        // Lengths around the vector widths, including 0 and 1.
+        for n in [0usize, 1, 3, 4, 7, 8, 9, 31, 33, 1000] {
+            let a = Array1::from_iter((0..n).map(|i| i as f64 * 0.5 - 3.0));
+            let b = Array1::from_iter((0..n).map(|i| i as f64));
+            let mut out = Array1::<f64>::from_elem(n, f64::NAN);
+            let ptr = out.as_ptr();
+            map2(&mut out, a.view(), b.view(), "a * b", math::mul).unwrap();
+            assert_eq!(out.as_ptr(), ptr);
+            let expected: Vec<f64> = (0..n).map(|i| (i as f64 * 0.5 - 3.0) * i as f64).collect();
+            assert_eq!(out.to_vec(), expected, "n = {n}");
+            let mut flags = Array1::<bool>::default(0);
+            map1(&mut flags, a.view(), "a > 0", |x| x > 0.0).unwrap();
+            assert_eq!(
+                flags.to_vec(),
+                a.iter().map(|&x| x > 0.0).collect::<Vec<_>>()
+            );
+        }
+    }
 }
 
 #[cfg(test)]

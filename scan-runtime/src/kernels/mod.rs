@@ -10,6 +10,7 @@ pub mod dot;
 pub mod elementwise;
 pub mod index;
 pub mod interchange;
+pub mod isa;
 pub mod one_step;
 pub mod powers;
 pub mod reduce;
