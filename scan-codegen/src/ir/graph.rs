@@ -20,6 +20,17 @@ pub enum Literal {
     Float(f64),
 }
 
+impl Literal {
+    /// 0 of a number dtype (false for bool).
+    pub fn zero(dtype: DType) -> Literal {
+        match dtype {
+            DType::Bool => Literal::Bool(false),
+            DType::I32 | DType::I64 => Literal::Int(0),
+            DType::F32 | DType::F64 => Literal::Float(0.0),
+        }
+    }
+}
+
 /// What a reduction computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {

@@ -122,15 +122,8 @@ fn body_of(g: &Graph, cluster: &[NodeId]) -> (Graph, Vec<NodeId>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, vec1};
+    use super::super::test_util::{apply, assert_same_results, mat, vec1};
     use super::super::Pass;
-    use crate::eval::Value;
-
-    fn mat(rows: usize, cols: usize, seed: f64) -> Value {
-        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
-            ((i * cols + j) as f64 * 0.37 + seed).sin()
-        }))
-    }
 
     #[test]
     fn lstm_cell_arithmetic_is_one_pass() {

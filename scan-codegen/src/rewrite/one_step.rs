@@ -384,14 +384,8 @@ fn splice(g: &mut Graph, op: ScanOp, outer: &[NodeId], span: Span) -> Inlined {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, vec1, Value};
+    use super::super::test_util::{apply, assert_same_results, mat, vec1, Value};
     use super::super::{Config, Log, Pass};
-
-    fn mat(rows: usize, cols: usize, seed: f64) -> Value {
-        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
-            ((i * cols + j) as f64 * 0.37 + seed).sin()
-        }))
-    }
 
     fn ramp(n: usize) -> Value {
         vec1(&(0..n).map(|i| i as f64 * 0.5 + 1.0).collect::<Vec<_>>())

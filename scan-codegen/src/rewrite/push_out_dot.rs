@@ -16,10 +16,10 @@
 //! last bits (integers wrap and agree exactly): the only pass that reassociates, checked
 //! by `eval::rewrites_agree` within the evaluator's tolerance instead of bit for bit.
 
-use super::edit::scan_outputs;
+use super::edit::{depends_on, outer_input, scan_outputs};
 use super::save_mem::last_rows_read;
 use super::{output_label, scan_label, Log};
-use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, ScanOp, Type};
+use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, Type};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
@@ -89,29 +89,23 @@ fn accumulated_product(g: &Graph, scan: NodeId, j: usize) -> Option<Accumulation
         return None;
     }
     let (a, w) = (p.inputs[0], p.inputs[1]);
-    let w_outer = non_sequence_outer(g, scan, op, w)?;
-    let out_taps: Vec<NodeId> =
-        step.inputs[op.first_output_tap_input(0)..op.first_non_sequence_step_input()].to_vec();
+    let first_ns = op.first_non_sequence_step_input();
+    if !matches!(step.node(w).op, Op::Input { index, .. } if index >= first_ns) {
+        return None;
+    }
+    let w_outer = outer_input(op, &g.node(scan).inputs, w)?;
+    let out_taps: Vec<NodeId> = step.inputs[op.first_output_tap_input(0)..first_ns].to_vec();
     let a_rank = step.ty(a).rank;
     let fits = (1..=2).contains(&a_rank)
         && step.ty(w).rank == 2
         && !matches!(node.ty.dtype, DType::Bool)
-        && !super::edit::depends_on(step, a, &out_taps);
+        && !depends_on(step, a, &out_taps);
     fits.then_some(Accumulation {
         tap,
         sum,
         a,
         w_outer,
     })
-}
-
-/// The outer node of step node `w` when it is a non-sequence input.
-fn non_sequence_outer(g: &Graph, scan: NodeId, op: &ScanOp, w: NodeId) -> Option<NodeId> {
-    let Op::Input { index, .. } = op.step.node(w).op else {
-        return None;
-    };
-    let k = index.checked_sub(op.first_non_sequence_step_input())?;
-    (k < op.non_sequences.len()).then(|| g.node(scan).inputs[op.first_non_sequence_input() + k])
 }
 
 /// Rewrites output `j` to sum the `a_t` and the outer graph to apply the product once.
@@ -208,19 +202,13 @@ fn push_out(g: &mut Graph, scan: NodeId, j: usize, found: Accumulation) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, vec1, Value};
+    use super::super::test_util::{apply, assert_same_results, mat, vec1, Value};
     use super::super::Pass;
 
     const READOUT: &str = "pub fn readout(x: ArrayView2<f64>, w: ArrayView2<f64>, acc0: ArrayView1<f64>) -> Result<Array1<f64>> {
         let acc = scan(|x_t, acc, w| acc + x_t.dot(w), sequences = x, outputs_info = acc0, non_sequences = w);
         Ok(acc[-1])
     }";
-
-    fn mat(rows: usize, cols: usize, seed: f64) -> Value {
-        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
-            ((i * cols + j) as f64 * 0.37 + seed).sin()
-        }))
-    }
 
     #[test]
     fn an_accumulated_product_becomes_one_product_after_the_loop() {

@@ -115,14 +115,8 @@ fn push_out(g: &mut Graph, scan: NodeId, log: &mut Log) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, Value};
+    use super::super::test_util::{apply, assert_same_results, mat, Value};
     use super::super::Pass;
-
-    fn mat(rows: usize, cols: usize, seed: f64) -> Value {
-        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
-            ((i * cols + j) as f64 * 0.37 + seed).sin()
-        }))
-    }
 
     const RNN: &str = "pub fn rnn(u: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
         let (h, y) = scan(|u_t, h, w, w_out| {

@@ -145,14 +145,8 @@ fn push_out(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, vec1, Value};
+    use super::super::test_util::{apply, assert_same_results, mat, vec1, Value};
     use super::super::Pass;
-
-    fn mat(rows: usize, cols: usize, seed: f64) -> Value {
-        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
-            ((i * cols + j) as f64 * 0.37 + seed).sin()
-        }))
-    }
 
     fn cube(t: usize, b: usize, k: usize) -> Value {
         Value::from(ndarray::Array3::from_shape_fn((t, b, k), |(i, j, l)| {

@@ -69,10 +69,7 @@ fn carry_total(g: &mut Graph, scan: NodeId, j: usize) -> String {
     let value = op.step.outputs[j];
     let ty = op.step.ty(value);
     let span = op.step.node(value).span;
-    let zero = match ty.dtype {
-        DType::F32 | DType::F64 => Literal::Float(0.0),
-        _ => Literal::Int(0),
-    };
+    let zero = Literal::zero(ty.dtype);
     // Initial states follow the sequences, in output order.
     let init_pos = op.sequences.len() + op.outputs[..j].iter().filter(|o| o.is_recurrent()).count();
     let tap_pos = op.first_output_tap_input(j);

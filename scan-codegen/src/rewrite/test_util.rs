@@ -22,6 +22,13 @@ mod evaluated {
         Value::from(ndarray::Array1::from(v.to_vec()))
     }
 
+    /// A `rows x cols` f64 matrix of varied values (`seed` shifts them).
+    pub fn mat(rows: usize, cols: usize, seed: f64) -> Value {
+        Value::from(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
+            ((i * cols + j) as f64 * 0.37 + seed).sin()
+        }))
+    }
+
     /// `function` of `src` evaluated on `args` gives bit-identical results (or an error in
     /// both cases) with no rewrite, each pass alone, and all passes.
     pub fn assert_same_results(src: &str, function: &str, args: &[Value]) {
