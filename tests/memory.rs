@@ -97,6 +97,12 @@ mod programs {
             Ok(s)
         }
 
+        /// Vector rows, every step kept: the step's last kernel writes each row in place.
+        pub fn recentred(x0: ArrayView1<f64>, k: usize) -> Result<(Array2<f64>, Array2<f64>)> {
+            let (xs, ys) = scan(|x| (x - max(x) * 0.5, x * 2.0), outputs_info = [x0, None], n_steps = k);
+            Ok((xs, ys))
+        }
+
         /// Counts up by `step` until past `limit`, at most `k` steps, every step kept.
         pub fn count_until(step: f64, limit: f64, k: usize) -> Result<Array1<f64>> {
             let xs = scan(|x, step, limit| (x + step, until(x + step > limit)), outputs_info = 0.0, non_sequences = [step, limit], n_steps = k);
@@ -163,6 +169,33 @@ fn a_running_sum_keeping_every_step_holds_its_rows_once() {
     for (i, x) in u.iter().enumerate() {
         acc += x;
         assert_eq!(s[i], acc);
+    }
+}
+
+#[test]
+fn array_rows_are_written_in_place_not_through_a_buffer_of_the_step() {
+    let (n, k) = (100_000, 6);
+    let x0 = Array1::from_shape_fn(n, |i| (i % 11) as f64);
+    let (peak, (xs, ys)) = peak_bytes(|| programs::recentred(x0.view(), k).unwrap());
+    // Two traces (the recurrent one with its initial row) and one row for the map
+    // output's first step, which makes its trace: no buffer of the step's besides.
+    let row = n * std::mem::size_of::<f64>();
+    let traces = (k + 1) * row + k * row;
+    assert!(
+        peak <= traces + row + 1024,
+        "peak {peak} bytes for {traces} bytes of traces and a {row}-byte row"
+    );
+    // By hand: x_t = x_{t-1} - max(x_{t-1}) / 2, y_t = 2 x_{t-1}.
+    let mut x = x0.to_vec();
+    for t in 0..k {
+        let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        for i in [0, 1, 7, n - 1] {
+            assert_eq!(ys[[t, i]], x[i] * 2.0, "y[{t}, {i}]");
+        }
+        x.iter_mut().for_each(|v| *v -= m * 0.5);
+        for i in [0, 1, 7, n - 1] {
+            assert_eq!(xs[[t, i]], x[i], "x[{t}, {i}]");
+        }
     }
 }
 

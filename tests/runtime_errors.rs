@@ -84,6 +84,12 @@ mod states {
             let rows = scan(|i| arange(i), sequences = ks);
             Ok(rows)
         }
+
+        /// NITSOT whose rows a kernel writes in place after the first: `arange(i) * 2`.
+        pub fn doubled_ranges(ks: ArrayView1<i64>) -> Result<Array2<i64>> {
+            let rows = scan(|i| arange(i) * 2, sequences = ks);
+            Ok(rows)
+        }
     }
 }
 
@@ -548,6 +554,40 @@ fn nitsot_step_result_whose_shape_changes_between_steps() {
         vec![Value::from(array![1i64, 2])],
         &["[1]", "[2]"],
     );
+}
+
+#[test]
+fn nitsot_row_written_in_place_whose_shape_changes_between_steps() {
+    assert_eq!(
+        states::doubled_ranges(array![3, 3, 3].view()).unwrap(),
+        array![[0, 2, 4], [0, 2, 4], [0, 2, 4]]
+    );
+    second_opinion(
+        states::SOURCE,
+        "doubled_ranges",
+        vec![Value::from(array![3i64, 3, 3])],
+        vec![Value::from(
+            states::doubled_ranges(array![3, 3, 3].view()).unwrap(),
+        )],
+    );
+    for (ks, found) in [(array![2, 2, 3], 3), (array![2, 1], 1)] {
+        let e = expect_err("doubled_ranges", || states::doubled_ranges(ks.view()));
+        assert_eq!(
+            e,
+            Error::StepResultShape {
+                output: "0".into(),
+                result: "arange(i) * 2".into(),
+                expected: vec![2],
+                found: vec![found],
+            }
+        );
+        evaluator_rejects(
+            states::SOURCE,
+            "doubled_ranges",
+            vec![Value::from(ks.clone())],
+            &["[2]", &format!("[{found}]")],
+        );
+    }
 }
 
 // --- operations -------------------------------------------------------------------------

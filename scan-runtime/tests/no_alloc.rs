@@ -133,12 +133,12 @@ fn kernels_do_not_allocate_with_ready_buffers() {
                           outi: &mut Array2<i32>,
                           out32: &mut Array2<f32>,
                           out1: &mut Array1<f64>| {
-        kernels::dot_mm(out2, a.view(), a.view(), "a @ a").unwrap();
-        kernels::dot_mm(out2, a.t(), a.slice(s![..;-1, ..]), "a.T @ a").unwrap();
+        kernels::dot_mm(&mut *out2, a.view(), a.view(), "a @ a").unwrap();
+        kernels::dot_mm(&mut *out2, a.t(), a.slice(s![..;-1, ..]), "a.T @ a").unwrap();
         kernels::dot_mm(outi, ai.view(), ai.t(), "a @ a.T").unwrap();
         kernels::dot_mm(out32, a32.view(), a32.view(), "a @ a").unwrap();
-        kernels::dot_mv(out1, a.view(), b.view(), "a @ b").unwrap();
-        kernels::dot_vm(out1, b.view(), a.t(), "b @ a.T").unwrap();
+        kernels::dot_mv(&mut *out1, a.view(), b.view(), "a @ b").unwrap();
+        kernels::dot_vm(&mut *out1, b.view(), a.t(), "b @ a.T").unwrap();
         kernels::dot_vv(b.view(), b.view(), "b @ b").unwrap();
     };
     // Warm-up: a backend's first product on a thread may set up its per-thread scratch.
@@ -156,10 +156,10 @@ fn kernels_do_not_allocate_with_ready_buffers() {
     let stack = Array3::from_shape_fn((3, 100, 400), |(i, j, k)| ((i + j + k) % 5) as f64);
     let mut ys = Array2::<f64>::zeros((3, 100));
     let vector_products = |y400: &mut Array1<f64>, y300: &mut Array1<f64>, ys: &mut Array2<f64>| {
-        kernels::dot_vm(y400, x300.view(), big.view(), "x @ W").unwrap();
-        kernels::dot_mv(y300, big.view(), x400.view(), "W @ x").unwrap();
-        kernels::dot_vm(y300, x400.view(), big.t(), "x @ W.T").unwrap();
-        kernels::dot_mv(y400, big.t(), x300.view(), "W.T @ x").unwrap();
+        kernels::dot_vm(&mut *y400, x300.view(), big.view(), "x @ W").unwrap();
+        kernels::dot_mv(&mut *y300, big.view(), x400.view(), "W @ x").unwrap();
+        kernels::dot_vm(&mut *y300, x400.view(), big.t(), "x @ W.T").unwrap();
+        kernels::dot_mv(&mut *y400, big.t(), x300.view(), "W.T @ x").unwrap();
         kernels::dot_stack_v(ys, stack.view(), x400.view(), "s @ x").unwrap();
     };
     vector_products(&mut y400, &mut y300, &mut ys);

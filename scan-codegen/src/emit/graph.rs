@@ -104,7 +104,44 @@ pub struct Code {
     pub outputs: Vec<Repr>,
 }
 
+/// A node whose kernel writes straight into a row of a scan's output (a
+/// `kernels::Destination`) instead of into a buffer of its own that is then copied.
+pub struct InPlace {
+    /// The destination expression (a `kernels::Row`).
+    pub row: TokenStream,
+    /// When the row may not exist yet (a map output's buffer is made from its first
+    /// result): the condition under which the node fills its own buffer as usual.
+    pub own_buffer_when: Option<TokenStream>,
+}
+
+/// Whether node `id` is computed by a kernel that can write into a given row
+/// ([`InPlace`]): the map kernels (arrays' elementwise work, casts, fused chains) and the
+/// vector and matrix products.
+pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
+    let node = g.node(id);
+    if node.ty.rank == 0 {
+        return false;
+    }
+    match &node.op {
+        Op::Elemwise(_) | Op::Cast | Op::Fused(_) => true,
+        Op::Dot => node.inputs.iter().all(|&i| g.ty(i).rank <= 2),
+        _ => false,
+    }
+}
+
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
+    emit_in_place(g, prefix, inputs, &HashMap::new())
+}
+
+/// [`emit`], with the nodes of `in_place` (each one that [`writes_in_place`]) writing
+/// their value into the row given instead of a buffer of their own; such a node has no
+/// value in the graph afterwards (the caller reads the row), unless `own_buffer_when`.
+pub fn emit_in_place(
+    g: &Graph,
+    prefix: &str,
+    inputs: &[Input],
+    in_place: &HashMap<NodeId, InPlace>,
+) -> Code {
     let rt = rt();
     let nd = nd();
     let mut setup = TokenStream::new();
@@ -125,6 +162,25 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
             let owned = owned_type(ty);
             setup.extend(quote!(let mut #ident: #owned = ::core::default::Default::default();));
             Repr::Buffer(ident.clone())
+        };
+        // A kernel call writing into `out`: the node's own buffer, or its row in place.
+        let write = |setup: &mut TokenStream, call: &dyn Fn(TokenStream) -> TokenStream| {
+            let own = quote!(&mut #ident);
+            match in_place.get(&id) {
+                None => (declare_buffer(setup), call(own)),
+                Some(InPlace {
+                    row,
+                    own_buffer_when: None,
+                }) => (Repr::Buffer(ident.clone()), call(row.clone())),
+                Some(InPlace {
+                    row,
+                    own_buffer_when: Some(cond),
+                }) => {
+                    let (mine, theirs) = (call(own), call(row.clone()));
+                    let code = quote!(if #cond { #mine } else { #theirs });
+                    (declare_buffer(setup), code)
+                }
+            }
         };
         let repr = match &node.op {
             Op::Input { index, .. } => {
@@ -157,10 +213,10 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                     body.extend(quote!(let #ident: #s = #f;));
                     Repr::Scalar(ident.clone())
                 } else {
-                    let repr = declare_buffer(&mut setup);
-                    body.extend(map_kernel(&ident, &args, label, |xs| {
-                        formula::scalar(*op, xs)
-                    }));
+                    let (repr, code) = write(&mut setup, &|out| {
+                        map_kernel(out, &args, label, |xs| formula::scalar(*op, xs))
+                    });
+                    body.extend(code);
                     repr
                 }
             }
@@ -175,8 +231,9 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                     body.extend(quote!(let #ident: #s = #f;));
                     Repr::Scalar(ident.clone())
                 } else {
-                    let repr = declare_buffer(&mut setup);
-                    body.extend(map_kernel(&ident, &[x], label, cast));
+                    let x = [x];
+                    let (repr, code) = write(&mut setup, &|out| map_kernel(out, &x, label, cast));
+                    body.extend(code);
                     repr
                 }
             }
@@ -191,7 +248,6 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                         Repr::Scalar(ident.clone())
                     }
                     _ => {
-                        let repr = declare_buffer(&mut setup);
                         let f = match (ra, rb) {
                             (1, 2) => quote!(dot_vm),
                             (2, 1) => quote!(dot_mv),
@@ -199,7 +255,11 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
                             (3, 2) => quote!(dot_stack_m),
                             _ => quote!(dot_mm),
                         };
-                        body.extend(quote!(#rt::kernels::#f(&mut #ident, #a, #b, #label)?;));
+                        let (repr, code) = write(
+                            &mut setup,
+                            &|out| quote!(#rt::kernels::#f(#out, #a, #b, #label)?;),
+                        );
+                        body.extend(code);
                         repr
                     }
                 }
@@ -302,10 +362,10 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
             }
             Op::Fused(fused) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
-                let repr = declare_buffer(&mut setup);
-                body.extend(map_kernel(&ident, &args, label, |xs| {
-                    fused_element(fused, xs)
-                }));
+                let (repr, code) = write(&mut setup, &|out| {
+                    map_kernel(out, &args, label, |xs| fused_element(fused, xs))
+                });
+                body.extend(code);
                 repr
             }
             Op::ZeroStepShape => {
@@ -345,9 +405,10 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
 }
 
 /// `out = f(args...)` elementwise with broadcasting: array operands go through a runtime
-/// `map` kernel, scalar operands are captured by the closure.
+/// `map` kernel, scalar operands are captured by the closure. `out` is the kernel's
+/// destination (`&mut buffer` or a row).
 fn map_kernel(
-    out: &Ident,
+    out: TokenStream,
     args: &[Repr],
     label: &str,
     f: impl Fn(&[TokenStream]) -> TokenStream,
@@ -369,7 +430,7 @@ fn map_kernel(
         .collect();
     let body = f(&operands);
     let kernel = format_ident!("map{}", arrays.len());
-    quote!(#rt::kernels::#kernel(&mut #out, #(#arrays,)* #label, |#(#params),*| #body)?;)
+    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, |#(#params),*| #body)?;)
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the

@@ -36,6 +36,31 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
     }
 }
 
+/// Whether output `j`'s step result is written by its kernel straight into the output's
+/// row (no buffer of the step's, no copy): an array row of a full trace, computed by a
+/// kernel that can ([`graph::writes_in_place`]), used by nothing else in the step (no
+/// other node, output or condition reads the buffer it would have had).
+fn in_place(op: &ScanOp, j: usize) -> bool {
+    let r = op.step.outputs[j];
+    let row = op.step.ty(r);
+    matches!(Storage::of(&op.outputs[j]), Storage::Trace)
+        && row.rank > 0
+        && graph::writes_in_place(&op.step, r)
+        && op.step.outputs.iter().filter(|&&o| o == r).count() == 1
+        && op.step.consumers()[r.0].is_empty()
+}
+
+/// Output `j` as run-time errors name it: a recurrent output by its initial state, a map
+/// output by its position.
+fn output_name(op: &ScanOp, j: usize) -> String {
+    let o = &op.outputs[j];
+    if o.is_recurrent() {
+        format!("`{}`", o.label)
+    } else {
+        j.to_string()
+    }
+}
+
 /// How the loop holds an output (chosen from `Output::keep`, set by save-mem).
 #[derive(Clone, Copy)]
 pub(super) enum Storage {
@@ -256,8 +281,17 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }
     }
     let reg = |j: usize, i: usize| format_ident!("{}reg{}_{}", prefix, j, i);
+    // An output written in place is split each step into the rows before the current one
+    // (its taps read them) and the rest (the step writes the first of them).
+    let past = |j: usize| format_ident!("{}past{}", prefix, j);
+    let rest = |j: usize| format_ident!("{}rest{}", prefix, j);
+    let written = |j: usize| in_place(op, j);
     for (j, o) in op.outputs.iter().enumerate() {
-        let b = buf(j);
+        let b = if written(j) && o.is_recurrent() {
+            past(j)
+        } else {
+            buf(j)
+        };
         let depth = o.depth();
         let rank = op.step.ty(op.step.outputs[j]).rank;
         let storage = Storage::of(o);
@@ -300,10 +334,48 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }));
     }
 
+    // Before each step: an `until` loop's traces grow to hold its row; outputs written in
+    // place are split at it.
+    let mut prologue = TokenStream::new();
+    let mut targets = std::collections::HashMap::new();
+    for (j, o) in op.outputs.iter().enumerate() {
+        let b = buf(j);
+        let depth = o.depth() as usize;
+        let at = quote!(#t + #depth);
+        if matches!(Storage::of(o), Storage::Trace) && op.has_until {
+            prologue.extend(
+                quote!(#rt::kernels::grow_rows("n_steps", &mut #b, #at + 1, #depth + #n)?;),
+            );
+        }
+        if !written(j) {
+            continue;
+        }
+        let (p, r) = (past(j), rest(j));
+        let row = if o.is_recurrent() {
+            prologue.extend(quote! {
+                let (#p, mut #r) = #b.view_mut().split_at(#nd::Axis(0), #at);
+            });
+            quote!(#r.index_axis_mut(#nd::Axis(0), 0))
+        } else {
+            quote!(#b.index_axis_mut(#nd::Axis(0), #at))
+        };
+        let output = output_name(op, j);
+        let result = &op.step.node(op.step.outputs[j]).label;
+        targets.insert(
+            op.step.outputs[j],
+            graph::InPlace {
+                row: quote!(#rt::kernels::Row::new(#row, #output, #result)),
+                // A map output's rows are made from its first result.
+                own_buffer_when: (!o.is_recurrent()).then(|| quote!(#t == 0)),
+            },
+        );
+    }
+
     // The step itself; its buffers live outside the loop.
-    let step = graph::emit(&op.step, prefix, &inputs);
+    let step = graph::emit_in_place(&op.step, prefix, &inputs, &targets);
     setup.extend(step.setup);
     let step_body = step.body;
+    let step_body = quote!(#prologue #step_body);
 
     // Writing each result into its row (or its state).
     let mut writes = TokenStream::new();
@@ -314,10 +386,9 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         let res = &step.outputs[j];
         let storage = Storage::of(o);
         let at = storage.slot(quote!(#t + #depth));
-        if matches!(storage, Storage::Trace) && op.has_until {
-            writes.extend(
-                quote!(#rt::kernels::grow_rows("n_steps", &mut #b, #at + 1, #depth + #n)?;),
-            );
+        if written(j) && o.is_recurrent() {
+            // Written by the step's kernel, shape checked there.
+            continue;
         }
         if row.rank == 0 {
             let v = res.scalar();
@@ -353,11 +424,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         } else {
             res.view()
         };
-        let output = if o.is_recurrent() {
-            format!("`{}`", o.label)
-        } else {
-            j.to_string()
-        };
+        let output = output_name(op, j);
         let result = &op.step.node(op.step.outputs[j]).label;
         if let Storage::State = storage {
             let st = state(j);
@@ -392,22 +459,24 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             _ if op.has_until => quote!(#n.min(#rt::kernels::UNTIL_FIRST_ROWS)),
             _ => quote!(#n),
         };
-        let shape_check = if o.kind() == OutputKind::Nitsot {
+        let check = quote!(#rt::kernels::check_step_shape(#output, #result, &#b.shape()[1..], #res_view.shape())?;);
+        let write = quote!(#b.index_axis_mut(#nd::Axis(0), #at).assign(&#res_view););
+        writes.extend(if o.kind() == OutputKind::Nitsot {
+            // A map output's rows are made from its first result.
             let rs = format_ident!("{}rshape{}", prefix, j);
             let dim = dim_with_lead(lead, &quote!(#rs), 0, row.rank);
-            quote! {
-                if #t == 0 {
-                    let #rs = #res_view.raw_dim();
-                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
-                }
-                #rt::kernels::check_step_shape(#output, #result, &#b.shape()[1..], #res_view.shape())?;
+            let first = quote! {
+                let #rs = #res_view.raw_dim();
+                #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
+            };
+            if written(j) {
+                // Later rows are written in place, checked by the kernel.
+                quote!(if #t == 0 { #first #write })
+            } else {
+                quote!(if #t == 0 { #first } #check #write)
             }
         } else {
-            quote!(#rt::kernels::check_step_shape(#output, #result, &#b.shape()[1..], #res_view.shape())?;)
-        };
-        writes.extend(quote! {
-            #shape_check
-            #b.index_axis_mut(#nd::Axis(0), #at).assign(&#res_view);
+            quote!(#check #write)
         });
     }
     let label = syn::Lifetime::new(&format!("'{prefix}loop"), proc_macro2::Span::call_site());

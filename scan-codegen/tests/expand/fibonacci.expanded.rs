@@ -65,6 +65,12 @@ pub fn fibonacci(
     let mut __scan_3_reg0_1 = __scan_3_buf0[1usize];
     let mut __scan_3_done: usize = __scan_3_n_steps;
     '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
+        ::scan_runtime::__private::kernels::grow_rows(
+            "n_steps",
+            &mut __scan_3_buf0,
+            __scan_3_t + 2usize + 1,
+            2usize + __scan_3_n_steps,
+        )?;
         let __scan_3_0 = __scan_3_reg0_0;
         let __scan_3_1 = __scan_3_reg0_1;
         let __scan_3_2 = __scan_1;
@@ -73,12 +79,6 @@ pub fn fibonacci(
             __scan_3_1,
         );
         let __scan_3_4: bool = (__scan_3_3 > __scan_3_2);
-        ::scan_runtime::__private::kernels::grow_rows(
-            "n_steps",
-            &mut __scan_3_buf0,
-            __scan_3_t + 2usize + 1,
-            2usize + __scan_3_n_steps,
-        )?;
         __scan_3_buf0[__scan_3_t + 2usize] = __scan_3_3;
         __scan_3_reg0_0 = __scan_3_reg0_1;
         __scan_3_reg0_1 = __scan_3_3;

@@ -1,7 +1,7 @@
 //! Output buffers: generated code declares one per array value before the loop and reuses
 //! it every step, so the only allocations happen when a shape changes.
 
-use ndarray::{Array, Dimension};
+use ndarray::{Array, ArrayViewMut, Dimension};
 
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -13,6 +13,95 @@ use crate::error::{Error, Result};
 pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
     if !same_shape(buf.shape(), &shape) {
         *buf = Array::from_elem(shape, T::default());
+    }
+}
+
+/// Where a kernel writes its result: a buffer of its own (`&mut Array`, given the result's
+/// shape first), or a row of a scan's output ([`Row`]) that the step writes directly.
+pub trait Destination<'a, T, D: Dimension> {
+    /// A view of the result's shape to write every element of, or `Err` when the
+    /// destination cannot hold that shape.
+    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>>;
+}
+
+impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for &'a mut Array<T, D> {
+    #[inline]
+    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
+        ensure_shape(self, shape);
+        Ok(self.view_mut())
+    }
+}
+
+/// A row of a scan's output buffer that a step's last kernel writes in place (no buffer of
+/// the step's, no copy after it). Its shape is the output's row shape: a result of another
+/// shape is the same `Err(StepResultShape)` that the copy would have reported.
+pub struct Row<'a, 'w, T, D> {
+    view: ArrayViewMut<'a, T, D>,
+    output: &'w str,
+    result: &'w str,
+}
+
+impl<'a, 'w, T, D> Row<'a, 'w, T, D> {
+    /// `view` is the row; `output` and `result` name them in a shape error.
+    #[inline]
+    pub fn new(view: ArrayViewMut<'a, T, D>, output: &'w str, result: &'w str) -> Self {
+        Row {
+            view,
+            output,
+            result,
+        }
+    }
+}
+
+impl<'a, T, D: Dimension> Destination<'a, T, D> for Row<'a, '_, T, D> {
+    #[inline]
+    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
+        super::steps::check_step_shape(self.output, self.result, self.view.shape(), shape.slice())?;
+        Ok(self.view)
+    }
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::Row;
+    use crate::error::Error;
+    use crate::kernels::{dot_mm, map2};
+    use ndarray::{array, Array2, Axis};
+
+    #[test]
+    fn kernels_write_a_row_in_place_or_report_its_shape() {
+        let mut trace = Array2::<f64>::zeros((3, 2));
+        let (a, b) = (array![1.0, 2.0], array![10.0, 20.0]);
+        let row = Row::new(trace.index_axis_mut(Axis(0), 1), "`h`", "a + b");
+        map2(row, a.view(), b.view(), "a + b", |x, y| x + y).unwrap();
+        assert_eq!(trace, array![[0.0, 0.0], [11.0, 22.0], [0.0, 0.0]]);
+
+        let long = array![1.0, 2.0, 3.0];
+        let row = Row::new(trace.index_axis_mut(Axis(0), 2), "`h`", "long + 1");
+        let e = map2(row, long.view(), long.view(), "long + 1", |x, y| x + y).unwrap_err();
+        match e {
+            Error::StepResultShape {
+                output,
+                result,
+                expected,
+                found,
+            } => {
+                assert_eq!((output.as_str(), result.as_str()), ("`h`", "long + 1"));
+                assert_eq!((expected, found), (vec![2], vec![3]));
+            }
+            other => panic!("{other}"),
+        }
+        assert_eq!(trace.row(2).to_vec(), vec![0.0, 0.0], "nothing written");
+    }
+
+    #[test]
+    fn a_product_writes_a_matrix_row_of_a_stack() {
+        let mut stack = ndarray::Array3::<f64>::zeros((2, 2, 2));
+        let a = array![[1.0, 2.0], [3.0, 4.0]];
+        let row = Row::new(stack.index_axis_mut(Axis(0), 1), "0", "a.dot(a)");
+        dot_mm(row, a.view(), a.view(), "a.dot(a)").unwrap();
+        assert_eq!(stack.index_axis(Axis(0), 1), a.dot(&a));
+        assert_eq!(stack.index_axis(Axis(0), 0), Array2::<f64>::zeros((2, 2)));
     }
 }
 

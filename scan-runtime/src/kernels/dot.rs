@@ -18,13 +18,13 @@
 //! - neither: the direct loops.
 
 use ndarray::{
-    Array1, Array2, Array3, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Axis,
-    Ix1, Ix2, Ix3, Zip,
+    Array2, Array3, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Axis, Ix1,
+    Ix2, Ix3, Zip,
 };
 
 use crate::element::Number;
 use crate::error::{Error, Result};
-use crate::kernels::buffer::ensure_shape;
+use crate::kernels::buffer::{ensure_shape, Destination};
 
 /// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
 /// `"loops"` (neither feature).
@@ -80,8 +80,8 @@ pub fn dot_vv<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>, what: &str)
 }
 
 /// `out = a · b` for a vector `a` of length `k` and a `(k, n)` matrix `b`.
-pub fn dot_vm<T: Number>(
-    out: &mut Array1<T>,
+pub fn dot_vm<'o, T: Number>(
+    out: impl Destination<'o, T, Ix1>,
     a: ArrayView1<'_, T>,
     b: ArrayView2<'_, T>,
     what: &str,
@@ -90,18 +90,13 @@ pub fn dot_vm<T: Number>(
     if a.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix1(n));
-    T::gemm(
-        out.view_mut().insert_axis(Axis(0)),
-        a.insert_axis(Axis(0)),
-        b,
-        what,
-    )
+    let out = out.prepare(Ix1(n))?;
+    T::gemm(out.insert_axis(Axis(0)), a.insert_axis(Axis(0)), b, what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k`.
-pub fn dot_mv<T: Number>(
-    out: &mut Array1<T>,
+pub fn dot_mv<'o, T: Number>(
+    out: impl Destination<'o, T, Ix1>,
     a: ArrayView2<'_, T>,
     b: ArrayView1<'_, T>,
     what: &str,
@@ -110,18 +105,13 @@ pub fn dot_mv<T: Number>(
     if b.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix1(m));
-    T::gemm(
-        out.view_mut().insert_axis(Axis(1)),
-        a,
-        b.insert_axis(Axis(1)),
-        what,
-    )
+    let out = out.prepare(Ix1(m))?;
+    T::gemm(out.insert_axis(Axis(1)), a, b.insert_axis(Axis(1)), what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
-pub fn dot_mm<T: Number>(
-    out: &mut Array2<T>,
+pub fn dot_mm<'o, T: Number>(
+    out: impl Destination<'o, T, Ix2>,
     a: ArrayView2<'_, T>,
     b: ArrayView2<'_, T>,
     what: &str,
@@ -130,8 +120,8 @@ pub fn dot_mm<T: Number>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix2(m, n));
-    T::gemm(out.view_mut(), a, b, what)
+    let out = out.prepare(Ix2(m, n))?;
+    T::gemm(out, a, b, what)
 }
 
 /// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a `(k, n)` matrix
@@ -593,7 +583,7 @@ fn axpy<T: Number>(mut y: ArrayViewMut1<'_, T>, alpha: T, x: ArrayView1<'_, T>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, s, Array, ArrayView2};
+    use ndarray::{array, s, Array, Array1, ArrayView2};
 
     fn naive_mm<T: Number>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
         let (m, k) = a.dim();

@@ -12,11 +12,11 @@
 //! reversed views, other broadcasts) `ndarray::Zip` walks the arrays. Both compute the same
 //! bits.
 
-use ndarray::{Array, ArrayView, Dimension, Zip};
+use ndarray::{ArrayView, Dimension, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels::buffer::{broadcast_shape, ensure_shape};
+use crate::kernels::buffer::{broadcast_shape, Destination};
 use crate::kernels::isa;
 
 /// Most elements per slice loop when an input is a single value (the length of the stack
@@ -160,8 +160,8 @@ slice_loops!(slices4: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E);
 slice_loops!(slices5: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F);
 
 /// `out = f(a)` elementwise.
-pub fn map1<A, U, D, Da>(
-    out: &mut Array<U, D>,
+pub fn map1<'o, A, U, D, Da>(
+    out: impl Destination<'o, U, D>,
     a: ArrayView<'_, A, Da>,
     what: &str,
     f: impl Fn(A) -> U,
@@ -173,7 +173,7 @@ where
     Da: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape()])?;
-    ensure_shape(out, shape);
+    let mut out = out.prepare(shape)?;
     let ops = Operand::of(&a, out.shape());
     if let (Some(x), Some(o)) = (ops, out.as_slice_mut()) {
         if slices1(o, (x,), &f) {
@@ -185,8 +185,8 @@ where
 }
 
 /// `out = f(a, b)` elementwise with broadcasting.
-pub fn map2<A, B, U, D, Da, Db>(
-    out: &mut Array<U, D>,
+pub fn map2<'o, A, B, U, D, Da, Db>(
+    out: impl Destination<'o, U, D>,
     a: ArrayView<'_, A, Da>,
     b: ArrayView<'_, B, Db>,
     what: &str,
@@ -201,7 +201,7 @@ where
     Db: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape()])?;
-    ensure_shape(out, shape);
+    let mut out = out.prepare(shape)?;
     let ops = (Operand::of(&a, out.shape()), Operand::of(&b, out.shape()));
     if let ((Some(x), Some(y)), Some(o)) = (ops, out.as_slice_mut()) {
         if slices2(o, (x, y), &f) {
@@ -216,8 +216,8 @@ where
 }
 
 /// `out = f(a, b, c)` elementwise with broadcasting (`where(c, a, b)` and friends).
-pub fn map3<A, B, C, U, D, Da, Db, Dc>(
-    out: &mut Array<U, D>,
+pub fn map3<'o, A, B, C, U, D, Da, Db, Dc>(
+    out: impl Destination<'o, U, D>,
     a: ArrayView<'_, A, Da>,
     b: ArrayView<'_, B, Db>,
     c: ArrayView<'_, C, Dc>,
@@ -235,7 +235,7 @@ where
     Dc: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape()])?;
-    ensure_shape(out, shape);
+    let mut out = out.prepare(shape)?;
     let sh = out.shape();
     let ops = (
         Operand::of(&a, sh),
@@ -257,8 +257,8 @@ where
 
 /// `out = f(a, b, c, d)` elementwise with broadcasting (a fused chain of four arrays).
 #[allow(clippy::too_many_arguments)]
-pub fn map4<A, B, C, E, U, D, Da, Db, Dc, De>(
-    out: &mut Array<U, D>,
+pub fn map4<'o, A, B, C, E, U, D, Da, Db, Dc, De>(
+    out: impl Destination<'o, U, D>,
     a: ArrayView<'_, A, Da>,
     b: ArrayView<'_, B, Db>,
     c: ArrayView<'_, C, Dc>,
@@ -279,7 +279,7 @@ where
     De: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape(), d.shape()])?;
-    ensure_shape(out, shape);
+    let mut out = out.prepare(shape)?;
     let sh = out.shape();
     let ops = (
         Operand::of(&a, sh),
@@ -304,8 +304,8 @@ where
 /// `out = f(a, b, c, d, e)` elementwise with broadcasting (a fused chain of five arrays,
 /// the most `Zip` takes beside the output).
 #[allow(clippy::too_many_arguments)]
-pub fn map5<A, B, C, E, F, U, D, Da, Db, Dc, De, Df>(
-    out: &mut Array<U, D>,
+pub fn map5<'o, A, B, C, E, F, U, D, Da, Db, Dc, De, Df>(
+    out: impl Destination<'o, U, D>,
     a: ArrayView<'_, A, Da>,
     b: ArrayView<'_, B, Db>,
     c: ArrayView<'_, C, Dc>,
@@ -332,7 +332,7 @@ where
         what,
         &[a.shape(), b.shape(), c.shape(), d.shape(), e.shape()],
     )?;
-    ensure_shape(out, shape);
+    let mut out = out.prepare(shape)?;
     let sh = out.shape();
     let ops = (
         Operand::of(&a, sh),

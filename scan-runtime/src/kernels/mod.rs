@@ -18,7 +18,8 @@ pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
 pub use buffer::{
-    broadcast_shape, ensure_shape, grow_rows, try_ensure_rows, try_ensure_shape, UNTIL_FIRST_ROWS,
+    broadcast_shape, ensure_shape, grow_rows, try_ensure_rows, try_ensure_shape, Destination, Row,
+    UNTIL_FIRST_ROWS,
 };
 pub use dot::{dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_vm, dot_vv};
 pub use elementwise::{map1, map2, map3, map4, map5};
