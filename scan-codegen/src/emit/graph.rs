@@ -430,7 +430,10 @@ fn map_kernel(
         .collect();
     let body = f(&operands);
     let kernel = format_ident!("map{}", arrays.len());
-    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, |#(#params),*| #body)?;)
+    // `#[inline(always)]`: the kernel calls the closure from its AVX2 loop and its
+    // fallback; without it LLVM inlines a long chain into neither, and the AVX2 loop calls
+    // it once per element instead of running it on vectors.
+    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, #[inline(always)] |#(#params),*| #body)?;)
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the

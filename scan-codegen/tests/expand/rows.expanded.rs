@@ -131,6 +131,7 @@ pub fn rows(
                 &mut __scan_3_6,
                 __scan_3_2.view(),
                 "h_tm1 * 2.0",
+                #[inline(always)]
                 |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
         } else {
@@ -146,6 +147,7 @@ pub fn rows(
                 ),
                 __scan_3_2.view(),
                 "h_tm1 * 2.0",
+                #[inline(always)]
                 |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
         }
@@ -160,6 +162,7 @@ pub fn rows(
             __scan_3_1.view(),
             __scan_3_0.view(),
             "tanh(h_tm1.dot(w) + h_tm2 + x_t)",
+            #[inline(always)]
             |__x0, __x1, __x2| {
                 let __e3: f64 = ::scan_runtime::__private::math::add(__x0, __x1);
                 let __e4: f64 = ::scan_runtime::__private::math::add(__e3, __x2);

@@ -12,7 +12,7 @@
 //! reversed views, other broadcasts) `ndarray::Zip` walks the arrays. Both compute the same
 //! bits.
 
-use ndarray::{ArrayView, Dimension, Zip};
+use ndarray::{ArrayView, ArrayViewMut, Dimension, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
@@ -153,6 +153,52 @@ macro_rules! slice_loops {
     };
 }
 
+/// One function per arity, `$name(out, inputs, f) -> bool`: when the output's last axis
+/// is contiguous and every input, broadcast to the output's shape, is contiguous or
+/// repeats one value along it (a column slice `z[:, a..b]`, a matrix's rows beside a
+/// column vector), the map runs row by row through the slice loops above, vectorized, where
+/// `Zip` would go element by element. `false` (nothing written) otherwise.
+macro_rules! row_loops {
+    ($name:ident, $slices:ident: $($op:ident: $t:ident),+) => {
+        fn $name<$($t: Copy,)+ U, D: Dimension>(
+            out: &mut ArrayViewMut<'_, U, D>,
+            ($($op,)+): ($(ArrayView<'_, $t, D>,)+),
+            f: &impl Fn($($t),+) -> U,
+        ) -> bool {
+            let Some(last) = out.ndim().checked_sub(1) else {
+                return false;
+            };
+            if out.ndim() < 2 || out.shape()[last] < MIN_ROW || out.strides()[last] != 1 {
+                return false;
+            }
+            if $(!matches!($op.strides()[last], 0 | 1))||+ {
+                return false;
+            }
+            Zip::from(out.rows_mut())
+                $(.and($op.rows()))+
+                .for_each(|o, $($op),+| {
+                    let Some(o) = o.into_slice() else {
+                        unreachable!("rows of a contiguous last axis are slices")
+                    };
+                    $(
+                        let $op = match $op.to_slice() {
+                            Some(s) if s.len() == o.len() => Operand::Full(s),
+                            _ => Operand::Scalar($op[0]),
+                        };
+                    )+
+                    $slices(o, ($($op,)+), f);
+                });
+            true
+        }
+    };
+}
+
+row_loops!(rows1, slices1: a: A);
+row_loops!(rows2, slices2: a: A, b: B);
+row_loops!(rows3, slices3: a: A, b: B, c: C);
+row_loops!(rows4, slices4: a: A, b: B, c: C, d: E);
+row_loops!(rows5, slices5: a: A, b: B, c: C, d: E, e: F);
+
 slice_loops!(slices1: a fill_a: A);
 slice_loops!(slices2: a fill_a: A, b fill_b: B);
 slice_loops!(slices3: a fill_a: A, b fill_b: B, c fill_c: C);
@@ -177,6 +223,11 @@ where
     let ops = Operand::of(&a, out.shape());
     if let (Some(x), Some(o)) = (ops, out.as_slice_mut()) {
         if slices1(o, (x,), &f) {
+            return Ok(());
+        }
+    }
+    if let (Some(a),) = (a.broadcast(out.raw_dim()),) {
+        if rows1(&mut out, (a,), &f) {
             return Ok(());
         }
     }
@@ -205,6 +256,11 @@ where
     let ops = (Operand::of(&a, out.shape()), Operand::of(&b, out.shape()));
     if let ((Some(x), Some(y)), Some(o)) = (ops, out.as_slice_mut()) {
         if slices2(o, (x, y), &f) {
+            return Ok(());
+        }
+    }
+    if let (Some(a), Some(b)) = (a.broadcast(out.raw_dim()), b.broadcast(out.raw_dim())) {
+        if rows2(&mut out, (a, b), &f) {
             return Ok(());
         }
     }
@@ -244,6 +300,15 @@ where
     );
     if let ((Some(x), Some(y), Some(z)), Some(o)) = (ops, out.as_slice_mut()) {
         if slices3(o, (x, y, z), &f) {
+            return Ok(());
+        }
+    }
+    if let (Some(a), Some(b), Some(c)) = (
+        a.broadcast(out.raw_dim()),
+        b.broadcast(out.raw_dim()),
+        c.broadcast(out.raw_dim()),
+    ) {
+        if rows3(&mut out, (a, b, c), &f) {
             return Ok(());
         }
     }
@@ -289,6 +354,16 @@ where
     );
     if let ((Some(x), Some(y), Some(z), Some(w)), Some(o)) = (ops, out.as_slice_mut()) {
         if slices4(o, (x, y, z, w), &f) {
+            return Ok(());
+        }
+    }
+    if let (Some(a), Some(b), Some(c), Some(d)) = (
+        a.broadcast(out.raw_dim()),
+        b.broadcast(out.raw_dim()),
+        c.broadcast(out.raw_dim()),
+        d.broadcast(out.raw_dim()),
+    ) {
+        if rows4(&mut out, (a, b, c, d), &f) {
             return Ok(());
         }
     }
@@ -343,6 +418,17 @@ where
     );
     if let ((Some(x), Some(y), Some(z), Some(w), Some(v)), Some(o)) = (ops, out.as_slice_mut()) {
         if slices5(o, (x, y, z, w, v), &f) {
+            return Ok(());
+        }
+    }
+    if let (Some(a), Some(b), Some(c), Some(d), Some(e)) = (
+        a.broadcast(out.raw_dim()),
+        b.broadcast(out.raw_dim()),
+        c.broadcast(out.raw_dim()),
+        d.broadcast(out.raw_dim()),
+        e.broadcast(out.raw_dim()),
+    ) {
+        if rows5(&mut out, (a, b, c, d, e), &f) {
             return Ok(());
         }
     }
@@ -552,6 +638,45 @@ mod contiguous_tests {
             let expected = by_element3(&out_shape, &a, &b, &c, f);
             let got: Vec<f64> = out.iter().copied().collect();
             same_bits(&got, &expected);
+        }
+    }
+
+    #[test]
+    fn column_slices_and_column_vectors_run_row_by_row_with_the_same_bits() {
+        // An LSTM's gates: column blocks of a [B, 4H] matrix, each row contiguous but the
+        // rows 4H apart; beside them a [B, 1] column (one value per row), a contiguous
+        // matrix, and a transposed one (not row-contiguous: element by element).
+        let f = |x: f64, y: f64, z: f64| math::tanh(math::add(math::mul(x, y), z));
+        let (b, h) = (7, 40);
+        let z = Array2::from_shape_vec((b, 4 * h), values(b * 4 * h, 11)).unwrap();
+        let gate = |k: usize| z.slice(s![.., k * h..(k + 1) * h]);
+        let column = Array2::from_shape_vec((b, 1), values(b, 12)).unwrap();
+        let full = Array2::from_shape_vec((b, h), values(b * h, 13)).unwrap();
+        let wide = Array2::from_shape_vec((h, b), values(b * h, 14)).unwrap();
+        let dyn3 = |v: ndarray::ArrayView2<f64>| v.to_owned().into_dyn();
+        let cases: Vec<[ndarray::ArrayView2<f64>; 3]> = vec![
+            [gate(0), gate(1), gate(2)],
+            [gate(3), column.view(), full.view()],
+            [column.view(), gate(2), wide.t()],
+        ];
+        for [x, y, w] in cases {
+            let mut out = Array2::<f64>::zeros((0, 0));
+            map3(&mut out, x, y, w, "f", f).unwrap();
+            let expected = by_element3(&[b, h], &dyn3(x), &dyn3(y), &dyn3(w), f);
+            same_bits(out.as_slice().unwrap(), &expected);
+        }
+        // Into a column block of a wider matrix (a row of rows, written in place).
+        let mut wider = Array2::<f64>::from_elem((b, 2 * h), -1.0);
+        let block = crate::kernels::Row::new(wider.slice_mut(s![.., h..]), "`h`", "g");
+        map2(block, gate(1), column.view(), "g", math::mul).unwrap();
+        for r in 0..b {
+            for c in 0..h {
+                assert_eq!(wider[[r, c]], -1.0, "left block untouched");
+                assert_eq!(
+                    wider[[r, h + c]].to_bits(),
+                    (z[[r, h + c]] * column[[r, 0]]).to_bits()
+                );
+            }
         }
     }
 
