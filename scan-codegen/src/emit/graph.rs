@@ -109,6 +109,9 @@ pub struct Code {
 pub struct InPlace {
     /// The destination expression (a `kernels::Row`).
     pub row: TokenStream,
+    /// The row again, as a view, for the step's nodes that read the value after it is
+    /// written.
+    pub read_back: TokenStream,
     /// When the row may not exist yet (a map output's buffer is made from its first
     /// result): the condition under which the node fills its own buffer as usual.
     pub own_buffer_when: Option<TokenStream>,
@@ -134,8 +137,9 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
 }
 
 /// [`emit`], with the nodes of `in_place` (each one that [`writes_in_place`]) writing
-/// their value into the row given instead of a buffer of their own; such a node has no
-/// value in the graph afterwards (the caller reads the row), unless `own_buffer_when`.
+/// their value into the row given instead of a buffer of their own; the graph's nodes read
+/// it back from the row. As a graph output such a node is its own buffer (filled only when
+/// `own_buffer_when`; the caller reads the row otherwise).
 pub fn emit_in_place(
     g: &Graph,
     prefix: &str,
@@ -149,6 +153,8 @@ pub fn emit_in_place(
     let mut reprs: HashMap<NodeId, Repr> = HashMap::new();
     let mut scan_outputs: HashMap<NodeId, Vec<Repr>> = HashMap::new();
     let users = g.consumers();
+    // Nodes written in place, as graph outputs: their own buffers.
+    let mut as_output: HashMap<NodeId, Repr> = HashMap::new();
 
     for id in g.live_nodes() {
         let node = g.node(id);
@@ -163,24 +169,29 @@ pub fn emit_in_place(
             setup.extend(quote!(let mut #ident: #owned = ::core::default::Default::default();));
             Repr::Buffer(ident.clone())
         };
-        // A kernel call writing into `out`: the node's own buffer, or its row in place.
-        let write = |setup: &mut TokenStream, call: &dyn Fn(TokenStream) -> TokenStream| {
+        // A kernel call writing into `out`: the node's own buffer, or its row in place
+        // (then read back from the row).
+        let mut write = |setup: &mut TokenStream, call: &dyn Fn(TokenStream) -> TokenStream| {
             let own = quote!(&mut #ident);
-            match in_place.get(&id) {
-                None => (declare_buffer(setup), call(own)),
-                Some(InPlace {
-                    row,
-                    own_buffer_when: None,
-                }) => (Repr::Buffer(ident.clone()), call(row.clone())),
-                Some(InPlace {
-                    row,
-                    own_buffer_when: Some(cond),
-                }) => {
-                    let (mine, theirs) = (call(own), call(row.clone()));
-                    let code = quote!(if #cond { #mine } else { #theirs });
-                    (declare_buffer(setup), code)
+            let Some(target) = in_place.get(&id) else {
+                return (declare_buffer(setup), call(own));
+            };
+            let (row, back) = (&target.row, &target.read_back);
+            let written = format_ident!("{}_row", ident);
+            let code = match &target.own_buffer_when {
+                None => {
+                    let theirs = call(row.clone());
+                    quote!(#theirs let #written = #back;)
                 }
-            }
+                Some(cond) => {
+                    let (mine, theirs) = (call(own), call(row.clone()));
+                    as_output.insert(id, declare_buffer(setup));
+                    quote! {
+                        let #written = if #cond { #mine #ident.view() } else { #theirs #back };
+                    }
+                }
+            };
+            (Repr::View(written), code)
         };
         let repr = match &node.op {
             Op::Input { index, .. } => {
@@ -373,6 +384,7 @@ pub fn emit_in_place(
                 body.extend(quote!(let #ident = #rt::kernels::zero_step_shape(#x);));
                 Repr::View(ident.clone())
             }
+            // push_out_dot's sum of stacked products: one GEMM when the stacks merge.
             Op::Transpose => {
                 let x = arg(0).view();
                 body.extend(quote!(let #ident = #x.reversed_axes();));
@@ -396,7 +408,11 @@ pub fn emit_in_place(
         };
         reprs.insert(id, repr);
     }
-    let outputs = g.outputs.iter().map(|o| reprs[o].clone()).collect();
+    let outputs = g
+        .outputs
+        .iter()
+        .map(|o| as_output.get(o).unwrap_or(&reprs[o]).clone())
+        .collect();
     Code {
         setup,
         body,

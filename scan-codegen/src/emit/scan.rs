@@ -38,8 +38,8 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
 
 /// Whether output `j`'s step result is written by its kernel straight into the output's
 /// row (no buffer of the step's, no copy): an array row of a full trace, computed by a
-/// kernel that can ([`graph::writes_in_place`]), used by nothing else in the step (no
-/// other node, output or condition reads the buffer it would have had).
+/// kernel that can ([`graph::writes_in_place`]), the result of no other output (other
+/// step nodes read it back from the row).
 fn in_place(op: &ScanOp, j: usize) -> bool {
     let r = op.step.outputs[j];
     let row = op.step.ty(r);
@@ -47,7 +47,6 @@ fn in_place(op: &ScanOp, j: usize) -> bool {
         && row.rank > 0
         && graph::writes_in_place(&op.step, r)
         && op.step.outputs.iter().filter(|&&o| o == r).count() == 1
-        && op.step.consumers()[r.0].is_empty()
 }
 
 /// Output `j` as run-time errors name it: a recurrent output by its initial state, a map
@@ -153,6 +152,15 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
 
     // Output storage, with the initial states in place.
     let buf = |j: usize| format_ident!("{}buf{}", prefix, j);
+    // A scalar output's full trace is written through a `ScalarTrace` (its taps are
+    // locals, so its rows are only written). Not with `until`: such a trace grows as steps
+    // are taken (`grow_rows`).
+    let pushed = |j: usize| {
+        op.step.ty(op.step.outputs[j]).rank == 0
+            && matches!(Storage::of(&op.outputs[j]), Storage::Trace)
+            && !op.has_until
+    };
+    let trace = |j: usize| format_ident!("{}trace{}", prefix, j);
     let state = |j: usize| format_ident!("{}state{}", prefix, j);
     for (j, o) in op.outputs.iter().enumerate() {
         let row = op.step.ty(op.step.outputs[j]);
@@ -204,6 +212,43 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                         quote!(if #n == 0 { #rt::kernels::ensure_shape(&mut #st, #zeros); }),
                     );
                 }
+            }
+            continue;
+        }
+        if pushed(j) {
+            // A scalar trace is only ever written, row after row (its taps live in
+            // registers): into memory that is not zero-filled first.
+            let w = trace(j);
+            body.extend(quote! {
+                let mut #w = #rt::kernels::ScalarTrace::new(
+                    "n_steps",
+                    #rt::kernels::take_rows(&mut #b),
+                    #depth + #n,
+                )?;
+            });
+            let init = op.init_input(j).map(|k| &args[k]);
+            match (o.kind(), init) {
+                (OutputKind::Sitsot, Some(init)) => {
+                    let x = init.scalar();
+                    body.extend(quote!(#w.push(#x)?;));
+                }
+                (OutputKind::Mitsot, Some(init)) => {
+                    let iv = init.view();
+                    let what = &o.label;
+                    let taps = &o.taps;
+                    let (first, i) = (
+                        format_ident!("{}init{}", prefix, j),
+                        format_ident!("{}i", prefix),
+                    );
+                    body.extend(quote! {
+                        let #first = #iv;
+                        #rt::kernels::check_initial_rows(#what, #first.len(), &[#(#taps),*])?;
+                        for #i in 0..#depth {
+                            #w.push(#first[#i])?;
+                        }
+                    });
+                }
+                _ => {}
             }
             continue;
         }
@@ -300,7 +345,16 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             for i in 0..depth as usize {
                 let r = reg(j, i);
                 let at = storage.slot(quote!(#i));
-                body.extend(quote!(let mut #r = #b[#at];));
+                let first = match op.init_input(j).map(|k| &args[k]) {
+                    // A pushed trace is not read: the initial state is.
+                    Some(init) if pushed(j) && o.kind() == OutputKind::Sitsot => init.scalar(),
+                    Some(init) if pushed(j) => {
+                        let iv = init.view();
+                        quote!(#iv[#i])
+                    }
+                    _ => quote!(#b[#at]),
+                };
+                body.extend(quote!(let mut #r = #first;));
             }
         }
         for tap in &o.taps {
@@ -342,7 +396,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         let b = buf(j);
         let depth = o.depth() as usize;
         let at = quote!(#t + #depth);
-        if matches!(Storage::of(o), Storage::Trace) && op.has_until {
+        if matches!(Storage::of(o), Storage::Trace) && op.has_until && !pushed(j) {
             prologue.extend(
                 quote!(#rt::kernels::grow_rows("n_steps", &mut #b, #at + 1, #depth + #n)?;),
             );
@@ -351,13 +405,19 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             continue;
         }
         let (p, r) = (past(j), rest(j));
-        let row = if o.is_recurrent() {
+        let (row, read_back) = if o.is_recurrent() {
             prologue.extend(quote! {
                 let (#p, mut #r) = #b.view_mut().split_at(#nd::Axis(0), #at);
             });
-            quote!(#r.index_axis_mut(#nd::Axis(0), 0))
+            (
+                quote!(#r.index_axis_mut(#nd::Axis(0), 0)),
+                quote!(#r.index_axis(#nd::Axis(0), 0)),
+            )
         } else {
-            quote!(#b.index_axis_mut(#nd::Axis(0), #at))
+            (
+                quote!(#b.index_axis_mut(#nd::Axis(0), #at)),
+                quote!(#b.index_axis(#nd::Axis(0), #at)),
+            )
         };
         let output = output_name(op, j);
         let result = &op.step.node(op.step.outputs[j]).label;
@@ -365,6 +425,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             op.step.outputs[j],
             graph::InPlace {
                 row: quote!(#rt::kernels::Row::new(#row, #output, #result)),
+                read_back,
                 // A map output's rows are made from its first result.
                 own_buffer_when: (!o.is_recurrent()).then(|| quote!(#t == 0)),
             },
@@ -406,7 +467,13 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                         let r = reg(j, depth - 1);
                         quote!(#r = #v;)
                     });
-                    quote!(#b[#at] = #v; #(#shift)* #newest)
+                    let store = if pushed(j) {
+                        let w = trace(j);
+                        quote!(#w.push(#v)?;)
+                    } else {
+                        quote!(#b[#at] = #v;)
+                    };
+                    quote!(#store #(#shift)* #newest)
                 }
             });
             continue;
@@ -555,6 +622,12 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             let mut #done: usize = #n;
             #the_loop
         });
+    }
+
+    // Scalar traces: their rows become the output buffers.
+    for j in (0..op.outputs.len()).filter(|&j| pushed(j)) {
+        let (b, w) = (buf(j), trace(j));
+        body.extend(quote!(#b = #w.finish();));
     }
 
     // Results: the rows the steps wrote, or the last ones kept.

@@ -126,7 +126,7 @@ pub fn rows(
             "h_tm1.dot(w)",
         )?;
         let __scan_3_5: f64 = (2.0 as f64);
-        if __scan_3_t == 0 {
+        let __scan_3_6_row = if __scan_3_t == 0 {
             ::scan_runtime::__private::kernels::map1(
                 &mut __scan_3_6,
                 __scan_3_2.view(),
@@ -134,6 +134,7 @@ pub fn rows(
                 #[inline(always)]
                 |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
+            __scan_3_6.view()
         } else {
             ::scan_runtime::__private::kernels::map1(
                 ::scan_runtime::__private::kernels::Row::new(
@@ -150,7 +151,12 @@ pub fn rows(
                 #[inline(always)]
                 |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
-        }
+            __scan_3_buf1
+                .index_axis(
+                    ::scan_runtime::__private::ndarray::Axis(0),
+                    __scan_3_t + 0usize,
+                )
+        };
         ::scan_runtime::__private::kernels::map3(
             ::scan_runtime::__private::kernels::Row::new(
                 __scan_3_rest0
@@ -170,6 +176,8 @@ pub fn rows(
                 __e5
             },
         )?;
+        let __scan_3_7_row = __scan_3_rest0
+            .index_axis(::scan_runtime::__private::ndarray::Axis(0), 0);
         if __scan_3_t == 0 {
             let __scan_3_rshape1 = __scan_3_6.view().raw_dim();
             ::scan_runtime::__private::kernels::try_ensure_shape(

@@ -14,6 +14,7 @@ pub mod isa;
 pub mod one_step;
 pub mod powers;
 pub mod reduce;
+pub mod scalar_trace;
 pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
@@ -29,6 +30,7 @@ pub use index::{
 };
 pub use powers::Powers;
 pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
+pub use scalar_trace::{take_rows, ScalarTrace};
 pub use steps::{
     check_initial_rows, check_n_steps, check_step_shape, check_steps_available, ring_tail,
     sequence_steps, zero_step_shape,

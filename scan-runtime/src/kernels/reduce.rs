@@ -7,6 +7,7 @@ use ndarray::{Array, ArrayView, ArrayView1, Axis, Dimension, RemoveAxis, Zip};
 use crate::element::{Element, Float, Number};
 use crate::error::{Error, Result};
 use crate::kernels::buffer::ensure_shape;
+use crate::kernels::isa;
 use crate::math::{maximum, minimum};
 
 /// Sum of every element (0 for an empty array).
@@ -20,13 +21,54 @@ pub fn sum_all<T: Number, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
 /// Largest element; NaN if any element is NaN. `Err(Empty)` naming `what` when empty.
 pub fn max_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> Result<T> {
     let first = *a.first().ok_or_else(|| empty_error(what))?;
+    if let Some(s) = a.as_slice_memory_order() {
+        return Ok(isa::with_best_isa(
+            #[inline(always)]
+            || extreme_slice(s, |x, m| x > m),
+        ));
+    }
     Ok(a.fold(first, |acc, &x| maximum(acc, x)))
 }
 
 /// Smallest element; NaN if any element is NaN. `Err(Empty)` naming `what` when empty.
 pub fn min_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> Result<T> {
     let first = *a.first().ok_or_else(|| empty_error(what))?;
+    if let Some(s) = a.as_slice_memory_order() {
+        return Ok(isa::with_best_isa(
+            #[inline(always)]
+            || extreme_slice(s, |x, m| x < m),
+        ));
+    }
     Ok(a.fold(first, |acc, &x| minimum(acc, x)))
+}
+
+/// Lanes of [`extreme_slice`]: 8 running extremes (two AVX2 registers of f32, four of f64).
+const EXTREME_LANES: usize = 8;
+
+/// The largest (or, with `<`, smallest) element of a non-empty slice, NaN if any is NaN, as
+/// the sequential fold of `maximum` computes it, in lanes so that the loop vectorizes (a
+/// compare and a select per element; a NaN, unequal to itself, always replaces and is never
+/// replaced). Between equal values the fold keeps the first and the lanes may keep another:
+/// only `-0.0` and `0.0` tell them apart, and numpy does not promise which.
+#[inline(always)]
+fn extreme_slice<T: Element>(s: &[T], beats: impl Fn(T, T) -> bool) -> T {
+    #[allow(clippy::eq_op)]
+    let take = |x: T, m: T| beats(x, m) || x != x;
+    let mut m = [s[0]; EXTREME_LANES];
+    let chunks = s.chunks_exact(EXTREME_LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (m, &x) in m.iter_mut().zip(c) {
+            *m = if take(x, *m) { x } else { *m };
+        }
+    }
+    let mut best = m[0];
+    for &x in m[1..].iter().chain(rest) {
+        if take(x, best) {
+            best = x;
+        }
+    }
+    best
 }
 
 /// Mean of every element; NaN for an empty array (numpy warns and returns NaN).
@@ -182,6 +224,59 @@ fn sum_slice<T: Number>(s: &[T]) -> T {
 mod tests {
     use super::*;
     use ndarray::{array, s, Array0, Array1, Array2, Array3, ArrayD, IxDyn};
+
+    #[test]
+    fn max_and_min_of_slices_agree_with_the_fold_and_propagate_nan() {
+        let fold = |v: &[f64], max: bool| {
+            v[1..].iter().fold(
+                v[0],
+                |m, &x| {
+                    if max {
+                        maximum(m, x)
+                    } else {
+                        minimum(m, x)
+                    }
+                },
+            )
+        };
+        for n in [1usize, 7, 8, 9, 33, 1000] {
+            let v: Vec<f64> = (0..n)
+                .map(|i| ((i * 37 % 101) as f64 - 50.0) * 0.25)
+                .collect();
+            let a = Array1::from(v.clone());
+            assert_eq!(max_all(a.view(), "a").unwrap(), fold(&v, true), "n = {n}");
+            assert_eq!(min_all(a.view(), "a").unwrap(), fold(&v, false), "n = {n}");
+            for at in [0, n / 2, n - 1] {
+                let mut w = v.clone();
+                w[at] = f64::NAN;
+                let b = Array1::from(w);
+                assert!(
+                    max_all(b.view(), "b").unwrap().is_nan(),
+                    "n = {n}, NaN at {at}"
+                );
+                assert!(
+                    min_all(b.view(), "b").unwrap().is_nan(),
+                    "n = {n}, NaN at {at}"
+                );
+            }
+        }
+        let ints = Array1::from((0..50i64).map(|i| (i * 13) % 29 - 14).collect::<Vec<_>>());
+        assert_eq!(max_all(ints.view(), "i").unwrap(), 14);
+        assert_eq!(min_all(ints.view(), "i").unwrap(), -14);
+        let inf = array![
+            1.0f32,
+            f32::NEG_INFINITY,
+            3.0,
+            f32::INFINITY,
+            2.0,
+            0.0,
+            -1.0,
+            5.0,
+            4.0
+        ];
+        assert_eq!(max_all(inf.view(), "f").unwrap(), f32::INFINITY);
+        assert_eq!(min_all(inf.view(), "f").unwrap(), f32::NEG_INFINITY);
+    }
 
     #[test]
     fn sum_all_values() {
