@@ -7,6 +7,7 @@
 mod common;
 
 use common::{second_opinion, Value};
+use scan_runtime::ndarray::{s, Array4};
 use scan_runtime::prelude::*;
 
 /// The same programs under several `#![rewrites(..)]` settings.
@@ -62,6 +63,62 @@ macro_rules! variants {
                 pub fn readout(x: ArrayView3<f64>, w: ArrayView2<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
                     let acc = scan(|x_t, acc, w| acc + x_t.dot(w), sequences = x, outputs_info = acc0, non_sequences = w);
                     Ok(acc[-1])
+                }
+
+                /// The gradients of an RNN's weights, accumulated over the steps, only the last
+                /// read (push_out_dot, two step values: one product of the stacked values after
+                /// the loop). g reads the rows of x transposed and d_t, computed in the step from
+                /// h's tap; k reads h's tap rows and h's own trace.
+                pub fn weight_grads(
+                    x: ArrayView3<f64>,
+                    h0: ArrayView2<f64>,
+                    w: ArrayView2<f64>,
+                    u: ArrayView2<f64>,
+                    g0: ArrayView2<f64>,
+                    k0: ArrayView2<f64>,
+                ) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+                    let (h, g, k) = scan(
+                        |x_t, h, g, k, w, u| {
+                            let h_t = tanh(h.dot(w) + x_t.dot(u));
+                            let d_t = h_t * (1.0 - h * h);
+                            (h_t, g + x_t.t().dot(d_t), h.t().dot(h_t) + k)
+                        },
+                        sequences = x,
+                        outputs_info = [h0, g0, k0],
+                        non_sequences = [w, u],
+                    );
+                    Ok((h[-1], g[-1], k[-1]))
+                }
+
+                /// The brief form: only the gradient read, d_t = h_t the hidden state's step
+                /// result (its trace is the stack).
+                pub fn input_grad(x: ArrayView3<f64>, h0: ArrayView2<f64>, w: ArrayView2<f64>, g0: ArrayView2<f64>) -> Result<Array2<f64>> {
+                    let (h, g) = scan(
+                        |x_t, h, g, w| {
+                            let h_t = tanh(h.dot(w) + x_t);
+                            (h_t, g + x_t.t().dot(h_t))
+                        },
+                        sequences = x,
+                        outputs_info = [h0, g0],
+                        non_sequences = w,
+                    );
+                    Ok(g[-1])
+                }
+
+                /// The same gradient for each of several sequences: the push-out inside the
+                /// step of an enclosing scan (its product once per outer step, its buffers
+                /// reused), and the stacks not merging when the inner rows come from a
+                /// reversed view.
+                pub fn nested_grads(xs: ArrayView4<f64>, v: ArrayView2<f64>, g0: ArrayView2<f64>) -> Result<Array3<f64>> {
+                    let gs = scan(
+                        |x, v, g0| {
+                            let g = scan(|x_t, g, v| g + x_t.t().dot(tanh(x_t.dot(v))), sequences = x, outputs_info = g0, non_sequences = v);
+                            g[-1]
+                        },
+                        sequences = xs,
+                        non_sequences = [v, g0],
+                    );
+                    Ok(gs)
                 }
 
                 /// A scalar state with until, only the last value read.
@@ -312,6 +369,204 @@ fn an_accumulated_product_agrees_under_every_setting() {
                 ],
                 vec![Value::from(got)],
             );
+        }
+    }
+}
+
+/// The signature of `weight_grads`.
+type WeightGrads = fn(
+    ArrayView3<f64>,
+    ArrayView2<f64>,
+    ArrayView2<f64>,
+    ArrayView2<f64>,
+    ArrayView2<f64>,
+    ArrayView2<f64>,
+) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)>;
+
+#[test]
+fn rnn_weight_gradients_agree_under_every_setting() {
+    // x [T, B, I], h [B, H]: g [I, H] accumulates x_tᵀ · d_t, k [H, H] h_{t-1}ᵀ · h_t.
+    let (b, i, hd) = (3, 4, 5);
+    let h0 = common::matrix(b, hd, 1);
+    let w = common::matrix(hd, hd, 2);
+    let u = common::matrix(i, hd, 3);
+    let g0 = common::matrix(i, hd, 4);
+    let k0 = common::matrix(hd, hd, 5);
+    for n in [0usize, 1, 2, 7] {
+        let x = Array3::from_shape_fn((n, b, i), |(t, r, c)| {
+            ((t * 12 + r * 4 + c) as f64 * 0.53).sin()
+        });
+        // By hand, in the loop's order.
+        let (mut h, mut g, mut k) = (h0.clone(), g0.clone(), k0.clone());
+        for t in 0..n {
+            let x_t = x.index_axis(Axis(0), t);
+            let h_t = (h.dot(&w) + x_t.dot(&u)).mapv(f64::tanh);
+            let d_t = &h_t * &h.mapv(|v| 1.0 - v * v);
+            g = g + x_t.t().dot(&d_t);
+            k = h.t().dot(&h_t) + k;
+            h = h_t;
+        }
+        let run = |f: WeightGrads| {
+            f(
+                x.view(),
+                h0.view(),
+                w.view(),
+                u.view(),
+                g0.view(),
+                k0.view(),
+            )
+        };
+        let results = [
+            run(all::weight_grads),
+            run(none::weight_grads),
+            run(save_mem_only::weight_grads),
+            run(push_out_only::weight_grads),
+            run(without_save_mem::weight_grads),
+            run(cse_dead_constants::weight_grads),
+        ];
+        for r in results {
+            match (n, r) {
+                (0, r) => assert!(r.is_err(), "h[-1] of no step: {r:?}"),
+                (_, Ok((got_h, got_g, got_k))) => {
+                    for (got, want) in [(&got_h, &h), (&got_g, &g), (&got_k, &k)] {
+                        assert_eq!(got.shape(), want.shape());
+                        let got: Vec<f64> = got.iter().copied().collect();
+                        let want: Vec<f64> = want.iter().copied().collect();
+                        common::assert_allclose(&got, &want, 1e-12);
+                    }
+                }
+                (_, Err(e)) => panic!("n = {n}: {e}"),
+            }
+        }
+        if n > 0 {
+            let (got_h, got_g, got_k) = run(all::weight_grads).unwrap();
+            second_opinion(
+                all::SOURCE,
+                "weight_grads",
+                vec![
+                    Value::from(x.clone()),
+                    Value::from(h0.clone()),
+                    Value::from(w.clone()),
+                    Value::from(u.clone()),
+                    Value::from(g0.clone()),
+                    Value::from(k0.clone()),
+                ],
+                vec![Value::from(got_h), Value::from(got_g), Value::from(got_k)],
+            );
+        }
+    }
+}
+
+#[test]
+fn an_input_weight_gradient_agrees_under_every_setting() {
+    // x [T, B, H] (added to h), g [H, H] accumulates x_tᵀ · h_t.
+    let (b, hd) = (3, 4);
+    let h0 = common::matrix(b, hd, 6);
+    let w = common::matrix(hd, hd, 7);
+    let g0 = common::matrix(hd, hd, 8);
+    for n in [0usize, 1, 2, 7] {
+        let x = Array3::from_shape_fn((n, b, hd), |(t, r, c)| {
+            ((t * 12 + r * 4 + c) as f64 * 0.29).cos()
+        });
+        let (mut h, mut g) = (h0.clone(), g0.clone());
+        for t in 0..n {
+            let x_t = x.index_axis(Axis(0), t);
+            h = (h.dot(&w) + x_t).mapv(f64::tanh);
+            g = g + x_t.t().dot(&h);
+        }
+        let results = [
+            all::input_grad(x.view(), h0.view(), w.view(), g0.view()),
+            none::input_grad(x.view(), h0.view(), w.view(), g0.view()),
+            save_mem_only::input_grad(x.view(), h0.view(), w.view(), g0.view()),
+            push_out_only::input_grad(x.view(), h0.view(), w.view(), g0.view()),
+            without_save_mem::input_grad(x.view(), h0.view(), w.view(), g0.view()),
+            cse_dead_constants::input_grad(x.view(), h0.view(), w.view(), g0.view()),
+        ];
+        if n == 0 {
+            // g[-1] of no step: the loop's index error, word for word, with every setting.
+            let errors: Vec<String> = results
+                .iter()
+                .map(|r| match r {
+                    Ok(v) => panic!("g[-1] of no step: {v:?}"),
+                    Err(e) => e.to_string(),
+                })
+                .collect();
+            assert!(errors.iter().all(|e| *e == errors[1]), "{errors:?}");
+            continue;
+        }
+        for r in results {
+            let got = r.unwrap_or_else(|e| panic!("n = {n}: {e}"));
+            assert_eq!(got.shape(), &[hd, hd]);
+            let got: Vec<f64> = got.iter().copied().collect();
+            let want: Vec<f64> = g.iter().copied().collect();
+            common::assert_allclose(&got, &want, 1e-12);
+        }
+        let got = all::input_grad(x.view(), h0.view(), w.view(), g0.view()).unwrap();
+        second_opinion(
+            all::SOURCE,
+            "input_grad",
+            vec![
+                Value::from(x.clone()),
+                Value::from(h0.clone()),
+                Value::from(w.clone()),
+                Value::from(g0.clone()),
+            ],
+            vec![Value::from(got)],
+        );
+    }
+}
+
+#[test]
+fn a_gradient_inside_an_enclosing_step_agrees_under_every_setting() {
+    let (b, i, hd) = (2, 3, 4);
+    let v = common::matrix(i, hd, 9);
+    let g0 = common::matrix(i, hd, 10);
+    for (outer, n) in [(0usize, 3usize), (3, 0), (1, 1), (2, 2), (3, 7)] {
+        let xs = Array4::from_shape_fn((outer, n, b, i), |(o, t, r, c)| {
+            ((o * 40 + t * 6 + r * 3 + c) as f64 * 0.37).sin()
+        });
+        // Contiguous, and with the inner steps reversed (a view whose steps do not merge
+        // with its rows' axes in the generated product: one product per step).
+        let reversed = xs.slice(s![.., ..;-1, .., ..]);
+        for xs in [xs.view(), reversed] {
+            let mut want = Vec::new();
+            for o in 0..outer {
+                let mut g = g0.clone();
+                for t in 0..n {
+                    let x_t = xs.slice(s![o, t, .., ..]);
+                    g = g + x_t.t().dot(&x_t.dot(&v).mapv(f64::tanh));
+                }
+                want.push(g);
+            }
+            let results = [
+                all::nested_grads(xs, v.view(), g0.view()),
+                none::nested_grads(xs, v.view(), g0.view()),
+                save_mem_only::nested_grads(xs, v.view(), g0.view()),
+                push_out_only::nested_grads(xs, v.view(), g0.view()),
+                without_save_mem::nested_grads(xs, v.view(), g0.view()),
+                cse_dead_constants::nested_grads(xs, v.view(), g0.view()),
+            ];
+            for r in results {
+                match (outer, n, r) {
+                    // g[-1] of no inner step, in the first outer step.
+                    (1.., 0, r) => assert!(r.is_err(), "g[-1] of no step: {r:?}"),
+                    (_, _, Ok(got)) => {
+                        let shape: &[usize] = if outer == 0 {
+                            &[0, 0, 0]
+                        } else {
+                            &[outer, i, hd]
+                        };
+                        assert_eq!(got.shape(), shape);
+                        for (o, want) in want.iter().enumerate() {
+                            let got: Vec<f64> =
+                                got.index_axis(Axis(0), o).iter().copied().collect();
+                            let want: Vec<f64> = want.iter().copied().collect();
+                            common::assert_allclose(&got, &want, 1e-12);
+                        }
+                    }
+                    (_, _, Err(e)) => panic!("{outer} x {n}: {e}"),
+                }
+            }
         }
     }
 }

@@ -385,6 +385,28 @@ pub fn emit_in_place(
                 Repr::View(ident.clone())
             }
             // push_out_dot's sum of stacked products: one GEMM when the stacks merge.
+            Op::DotSum {
+                transpose,
+                output,
+                result,
+            } => {
+                let init = arg(0).view();
+                let stack = |k: usize| {
+                    let v = arg(k).view();
+                    if transpose[k - 1] {
+                        quote!(#v.permuted_axes([0, 2, 1]))
+                    } else {
+                        v
+                    }
+                };
+                let (p, q) = (stack(1), stack(2));
+                let scratch = format_ident!("{}_scratch", ident);
+                setup.extend(quote!(let mut #scratch: #rt::kernels::DotSumScratch<#s> = ::core::default::Default::default();));
+                let repr = declare_buffer(&mut setup);
+                let text = quote!(#rt::kernels::DotSumText { product: #label, output: #output, result: #result });
+                body.extend(quote!(#rt::kernels::dot_sum(&mut #ident, #init, #p, #q, &mut #scratch, #text)?;));
+                repr
+            }
             Op::Transpose => {
                 let x = arg(0).view();
                 body.extend(quote!(let #ident = #x.reversed_axes();));

@@ -338,6 +338,19 @@ fn eval_node(
             arity(1)?;
             ops::zero_step_shape(&args[0])
         }
+        Op::DotSum {
+            transpose,
+            output,
+            result,
+        } => {
+            arity(3)?;
+            let names = ops::DotSumNames {
+                product: label,
+                output,
+                result,
+            };
+            ops::dot_sum(&args[0], &args[1], &args[2], *transpose, &names)?
+        }
         // The fused operations evaluated one by one on whole arrays, as before fusion.
         Op::Fused(body) => {
             let mut results = eval_graph(body, &args)?;

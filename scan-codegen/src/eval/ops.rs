@@ -1,7 +1,9 @@
-//! The non-elementwise, non-scan operations: dot, reductions, fills, arange, indexing
-//! (read and write) and transpose.
+//! The non-elementwise, non-scan operations: dot (and the sum of stacked products of
+//! push_out_dot), reductions, fills, arange, indexing (read and write) and transpose.
 
-use ndarray::{arr0, Array2, ArrayBase, ArrayD, Axis, Ix2, IxDyn, RawData, Slice, Zip};
+use ndarray::{
+    arr0, Array2, ArrayBase, ArrayD, ArrayView3, Axis, Ix2, Ix3, IxDyn, RawData, Slice, Zip,
+};
 
 use super::num::{Float, Number};
 use super::value::{literal_as, map_array, with_dtype, Element, Value};
@@ -77,6 +79,125 @@ fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<Ar
 
 fn bad_dot_ranks(a: &[usize], b: &[usize], label: &str) -> String {
     format!("IR error: `{label}`: dot of shapes {a:?} and {b:?} (ranks must be 1 or 2, or 3 on the left)")
+}
+
+/// How `Op::DotSum` names things in errors: the product (the node's label), the
+/// accumulator and its step expression.
+pub struct DotSumNames<'a> {
+    pub product: &'a str,
+    pub output: &'a str,
+    pub result: &'a str,
+}
+
+/// `Op::DotSum`: `init + Σ_t p_t · q_t` as a stack of one row, or of none when the stacks
+/// are empty; `transpose` says which stack holds its matrices transposed. Summed step by
+/// step, element by element, in plain loops. Integers wrap.
+pub fn dot_sum(
+    init: &Value,
+    p: &Value,
+    q: &Value,
+    transpose: [bool; 2],
+    names: &DotSumNames,
+) -> Result<Value, String> {
+    match (init, p, q) {
+        (Value::I32(a), Value::I32(x), Value::I32(y)) => {
+            dot_sum_arrays(a, x, y, transpose, names).map(Value::I32)
+        }
+        (Value::I64(a), Value::I64(x), Value::I64(y)) => {
+            dot_sum_arrays(a, x, y, transpose, names).map(Value::I64)
+        }
+        (Value::F32(a), Value::F32(x), Value::F32(y)) => {
+            dot_sum_arrays(a, x, y, transpose, names).map(Value::F32)
+        }
+        (Value::F64(a), Value::F64(x), Value::F64(y)) => {
+            dot_sum_arrays(a, x, y, transpose, names).map(Value::F64)
+        }
+        _ => Err(format!(
+            "IR error: `{}`: dot_sum of {}, {} and {}",
+            names.product,
+            init.describe(),
+            p.describe(),
+            q.describe()
+        )),
+    }
+}
+
+fn dot_sum_arrays<T: Number>(
+    init: &ArrayD<T>,
+    p: &ArrayD<T>,
+    q: &ArrayD<T>,
+    transpose: [bool; 2],
+    names: &DotSumNames,
+) -> Result<ArrayD<T>, String> {
+    let product = names.product;
+    let ir_error = |what: &str| format!("IR error: `{product}`: dot_sum of {what}");
+    let init = init
+        .view()
+        .into_dimensionality::<Ix2>()
+        .map_err(|_| ir_error("an initial value that is not a matrix"))?;
+    fn stack<T>(a: &ArrayD<T>, transposed: bool) -> Option<ArrayView3<'_, T>> {
+        let a = a.view().into_dimensionality::<Ix3>().ok()?;
+        Some(if transposed {
+            a.permuted_axes([0, 2, 1])
+        } else {
+            a
+        })
+    }
+    let (Some(p), Some(q)) = (stack(p, transpose[0]), stack(q, transpose[1])) else {
+        return Err(ir_error("operands that are not stacks of matrices"));
+    };
+    let ((steps, m, k), (steps_q, k2, n)) = (p.dim(), q.dim());
+    if steps != steps_q {
+        return Err(ir_error(&format!(
+            "stacks of {steps} and {steps_q} matrices"
+        )));
+    }
+    let (rows, cols) = init.dim();
+    if steps == 0 {
+        // No step: the accumulator's rows are none, of init's shape.
+        return Ok(ArrayD::from_shape_fn(IxDyn(&[0, rows, cols]), |_| {
+            T::zero()
+        }));
+    }
+    if k != k2 {
+        return Err(format!(
+            "`{product}`: dot of shapes {:?} and {:?}: inner sizes {k} and {k2} differ",
+            [m, k],
+            [k2, n]
+        ));
+    }
+    let mut sum = Array2::from_shape_fn((m, n), |_| T::zero());
+    for t in 0..steps {
+        for i in 0..m {
+            for j in 0..n {
+                for l in 0..k {
+                    sum[[i, j]] = sum[[i, j]].add(p[[t, i, l]].mul(q[[t, l, j]]));
+                }
+            }
+        }
+    }
+    // `init + sum` broadcast, which must keep init's shape (the loop's step shape check).
+    let shape = super::elemwise::broadcast_shape(&[&[rows, cols], &[m, n]]).ok_or_else(|| {
+        format!(
+            "`{}`: operands of shapes {:?} and {:?} cannot be broadcast together",
+            names.result,
+            [rows, cols],
+            [m, n]
+        )
+    })?;
+    if shape != [rows, cols] {
+        return Err(format!(
+            "output {} has shape {:?} at the last step but its step result `{}` has shape \
+             {shape:?}",
+            names.output,
+            [rows, cols],
+            names.result
+        ));
+    }
+    let (si, sj) = (usize::from(m == rows), usize::from(n == cols));
+    Ok(ArrayD::from_shape_fn(IxDyn(&[1, rows, cols]), |ix| {
+        init[[ix[1], ix[2]]].add(sum[[ix[1] * si, ix[2] * sj]])
+    }))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -206,6 +206,20 @@ pub enum Op {
     /// outputs); x itself, but with no row every axis is 0: the shape a scan gives a map
     /// output when no step ran (PyTensor's), which x's other axes would not be.
     ZeroStepShape,
+    /// inputs: [init, p, q], where `p` is a stack of T matrices `[T, m, k]` and `q` one of
+    /// `[T, k, n]` (either stored transposed, `[T, k, m]` or `[T, n, k]`, where `transpose`
+    /// says): the last row of the accumulation `acc_t = acc_{t-1} + p_t · q_t` from
+    /// `acc_0 = init`, made by push_out_dot from a scan output read only at its last step.
+    /// Its value is that output read at its last row: `init + Σ_t p_t · q_t` (the sum
+    /// broadcast to init's shape, which it must keep) as a stack of one row, or of no row
+    /// (`[0, init's shape]`) when T = 0. Rank 2 operands, rank 3 result ([`dot_sum_type`]).
+    /// The node's label is the product's text; `output` and `result` name the accumulator
+    /// and its step expression in errors, as the loop named them.
+    DotSum {
+        transpose: [bool; 2],
+        output: String,
+        result: String,
+    },
     /// inputs: the operands of a chain of elementwise operations, fused into one pass by
     /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
     /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,
@@ -217,6 +231,18 @@ pub enum Op {
     ScanOutput {
         index: usize,
     },
+}
+
+/// The type of `Op::DotSum` on `[init, p, q]` of these types: a stack of init-shaped rows,
+/// if init is a matrix and `p`, `q` stacks of matrices, all of one number dtype.
+pub fn dot_sum_type(init: Type, p: Type, q: Type) -> Option<Type> {
+    let fits = init.rank == 2
+        && p.rank == 3
+        && q.rank == 3
+        && init.dtype.is_number()
+        && p.dtype == init.dtype
+        && q.dtype == init.dtype;
+    fits.then(|| init.with_rank(3))
 }
 
 #[derive(Clone, Debug)]

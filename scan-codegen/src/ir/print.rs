@@ -44,6 +44,12 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             }
             Op::Transpose => "transpose".to_string(),
             Op::ZeroStepShape => "zero_step_shape".to_string(),
+            Op::DotSum { transpose, .. } => match transpose {
+                [false, false] => "dot_sum".to_string(),
+                [true, false] => "dot_sum(p.T)".to_string(),
+                [false, true] => "dot_sum(q.T)".to_string(),
+                [true, true] => "dot_sum(p.T, q.T)".to_string(),
+            },
             Op::Fused(_) => "fused".to_string(),
             Op::Scan(s) => {
                 let seqs: Vec<String> = s

@@ -4,7 +4,7 @@
 
 use proc_macro2::Span;
 
-use crate::ir::{Graph, Node, NodeId, NonSequence, Op, ScanOp, Type};
+use crate::ir::{Graph, Node, NodeId, NonSequence, Op, Output, ScanOp, Type};
 
 /// Drops the step inputs at `positions` (their nodes must no longer be read) and
 /// renumbers the others.
@@ -98,6 +98,35 @@ pub fn remove_output(g: &mut Graph, scan: NodeId, j: usize) {
                 }
             }
         }
+    }
+}
+
+/// Adds a map (NITSOT) output whose step result is step node `value`, after the others
+/// (before the `until` condition). Returns its index; the outer graph reads it through a
+/// new `ScanOutput` node.
+pub fn add_map_output(op: &mut ScanOp, value: NodeId, label: &str, span: Span) -> usize {
+    let j = op.outputs.len();
+    op.outputs.push(Output {
+        taps: vec![],
+        keep: None,
+        label: label.to_string(),
+        span,
+    });
+    op.step.outputs.insert(j, value);
+    j
+}
+
+/// Every use of output `j` of `scan` in `g` becomes a use of `to`; the `ScanOutput` nodes
+/// that read it are detached from the scan (dead until the graph is normalized), so that
+/// `remove_output` may follow.
+pub fn redirect_output(g: &mut Graph, scan: NodeId, j: usize, to: NodeId) {
+    let n_outputs = match &g.node(scan).op {
+        Op::Scan(op) => op.outputs.len(),
+        _ => return,
+    };
+    for read in scan_outputs(g, scan, n_outputs).swap_remove(j) {
+        g.replace_uses(read, to);
+        g.nodes[read.0].inputs.clear();
     }
 }
 

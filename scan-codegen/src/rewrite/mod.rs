@@ -51,7 +51,8 @@ pub enum Pass {
     /// Step work that depends only on non-sequences and constants moved before the loop.
     PushOutNonSeq,
     /// A product accumulated over the steps, only the last read: the loop sums its left
-    /// operand, one product after the loop. Reassociates float sums.
+    /// operand (a non-sequence on the right), or stacks both operands (two step values),
+    /// one product after the loop. Reassociates float sums.
     PushOutDot,
     /// A map output of scalars read only through its sum becomes a running total.
     /// Reassociates float sums.

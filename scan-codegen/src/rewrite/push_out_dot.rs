@@ -10,16 +10,38 @@
 //! the product used only there. The output then carries the sum of the `a_t` (initial
 //! value zeros shaped like `a`, made from `acc_0` and `w` so that no row is read), keeps one
 //! row, and the outer graph computes `acc_0 + dot(sum[-1..], w)`: with no step that is no
-//! row, and `acc[-1]` is the same error as before.
+//! row, and `acc[-1]` is the same error as before. (The addition read by anything else in
+//! the step, another output or `until`, would read the rewritten sum: not then.)
 //!
-//! The sum runs in a different order from the loop's, so float results may differ in the
-//! last bits (integers wrap and agree exactly): the only pass that reassociates, checked
-//! by `eval::rewrites_agree` within the evaluator's tolerance instead of bit for bit.
+//! The general form, where both operands change from step to step (the gradient of a
+//! weight, `acc_t = acc_{t-1} + dot(x_t.t(), d_t)`; PyTensor's `PushOutDot1`): with
+//! `P = [p_0 p_1 ..]` (m x T*k) and `Q = [q_0; q_1; ..]` (T*k x n), `Σ_t p_t · q_t = P · Q`,
+//! one GEMM after the loop. Applies under the same conditions with `p` and `q` matrices
+//! (so `acc` is one), neither a non-sequence nor computed from non-sequences and constants
+//! alone (that is the form above, or nothing when the invariant matrix is on the left),
+//! neither reading the accumulator's tap. Each operand, with a transpose taken off
+//! (`x_t.t()` is `x_t` read transposed), is stacked over the steps by the loop: the
+//! scan's only sequence when it is read at tap 0 for every one of its rows, forwards (no
+//! `n_steps`, no `until`, not `go_backwards`), no copy; else the trace of another output
+//! whose step result it is (kept whole); else a new map output. The accumulator's output is removed, and its reads read
+//! `Op::DotSum(acc_0, P, Q)`: `acc_0 + Σ_t p_t · q_t` as a stack of one row, or of no row
+//! when no step ran (the output's last row: `acc[-1]` of no step is the same error as
+//! before). The runtime's `kernels::dot_sum` views the stacks as `P` and `Q` without a
+//! copy when their strides allow (the rows of a contiguous sequence transposed, a trace),
+//! one product; otherwise one product per step, added.
+//!
+//! The sums run in a different order from the loop's, so float results may differ in the
+//! last bits (integers wrap and agree exactly): with running_sum, the passes that
+//! reassociate, checked by `eval::rewrites_agree` within the evaluator's tolerance instead
+//! of bit for bit.
 
-use super::edit::{depends_on, outer_input, scan_outputs};
+use super::edit::{
+    add_map_output, depends_on, outer_input, redirect_output, remove_output, scan_outputs,
+};
 use super::save_mem::last_rows_read;
 use super::{output_label, scan_label, Log};
-use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, Type};
+use crate::ir::graph::dot_sum_type;
+use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, ScanOp, Type};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
@@ -32,10 +54,15 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             if j >= op.outputs.len() {
                 break;
             }
+            let label = scan_label(&g.nodes[i]);
             if let Some(found) = accumulated_product(g, NodeId(i), j) {
-                let label = scan_label(&g.nodes[i]);
                 let what = push_out(g, NodeId(i), j, found);
                 log.fired(format!("{label}: {what}"));
+            } else if let Some(found) = accumulated_step_product(g, NodeId(i), j) {
+                // Output j is gone: the next one is now at j.
+                let what = push_out_step_product(g, NodeId(i), j, found);
+                log.fired(format!("{label}: {what}"));
+                continue;
             }
             j += 1;
         }
@@ -43,18 +70,19 @@ pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
 }
 
-/// The step nodes of `acc + dot(a, w)`.
+/// The step nodes of `acc + dot(a, b)` accumulated by a SITSOT output of which only the
+/// last row is read, the conditions both forms share: the tap read only by the addition,
+/// the product only by it, the addition only as the output's step result; one type.
 #[derive(Clone, Copy)]
-struct Accumulation {
+struct Sum {
     tap: NodeId,
     sum: NodeId,
+    product: NodeId,
     a: NodeId,
-    /// The outer node of the non-sequence `w`.
-    w_outer: NodeId,
+    b: NodeId,
 }
 
-/// Whether output `j` of `scan` accumulates a product the pass can move, and its parts.
-fn accumulated_product(g: &Graph, scan: NodeId, j: usize) -> Option<Accumulation> {
+fn accumulated_dot(g: &Graph, scan: NodeId, j: usize) -> Option<Sum> {
     let Op::Scan(op) = &g.node(scan).op else {
         return None;
     };
@@ -81,14 +109,51 @@ fn accumulated_product(g: &Graph, scan: NodeId, j: usize) -> Option<Accumulation
     let step_users = step.consumers();
     let only_here = |id: NodeId| step_users[id.0] == [sum] && !step.outputs[..].contains(&id);
     let counted_in_outputs = step.outputs.iter().filter(|&&o| o == sum).count();
-    if !only_here(tap) || !only_here(product) || counted_in_outputs != 1 {
+    // The sum itself read by another step node (another output, the `until` condition)
+    // would see the rewritten value.
+    if !only_here(tap)
+        || !only_here(product)
+        || counted_in_outputs != 1
+        || !step_users[sum.0].is_empty()
+    {
         return None;
     }
     let p = step.node(product);
     if !matches!(p.op, Op::Dot) || p.ty != node.ty || step.ty(tap) != node.ty {
         return None;
     }
-    let (a, w) = (p.inputs[0], p.inputs[1]);
+    if matches!(node.ty.dtype, DType::Bool) {
+        return None;
+    }
+    Some(Sum {
+        tap,
+        sum,
+        product,
+        a: p.inputs[0],
+        b: p.inputs[1],
+    })
+}
+
+/// The step nodes of `acc + dot(a, w)`.
+#[derive(Clone, Copy)]
+struct Accumulation {
+    tap: NodeId,
+    sum: NodeId,
+    a: NodeId,
+    /// The outer node of the non-sequence `w`.
+    w_outer: NodeId,
+}
+
+/// Whether output `j` of `scan` accumulates a product with a matrix non-sequence on the
+/// right that the pass can move, and its parts.
+fn accumulated_product(g: &Graph, scan: NodeId, j: usize) -> Option<Accumulation> {
+    let Sum {
+        tap, sum, a, b: w, ..
+    } = accumulated_dot(g, scan, j)?;
+    let Op::Scan(op) = &g.node(scan).op else {
+        return None;
+    };
+    let step = &op.step;
     let first_ns = op.first_non_sequence_step_input();
     if !matches!(step.node(w).op, Op::Input { index, .. } if index >= first_ns) {
         return None;
@@ -96,16 +161,200 @@ fn accumulated_product(g: &Graph, scan: NodeId, j: usize) -> Option<Accumulation
     let w_outer = outer_input(op, &g.node(scan).inputs, w)?;
     let out_taps: Vec<NodeId> = step.inputs[op.first_output_tap_input(0)..first_ns].to_vec();
     let a_rank = step.ty(a).rank;
-    let fits = (1..=2).contains(&a_rank)
-        && step.ty(w).rank == 2
-        && !matches!(node.ty.dtype, DType::Bool)
-        && !depends_on(step, a, &out_taps);
+    let fits = (1..=2).contains(&a_rank) && step.ty(w).rank == 2 && !depends_on(step, a, &out_taps);
     fits.then_some(Accumulation {
         tap,
         sum,
         a,
         w_outer,
     })
+}
+
+/// Where the stack of one operand's values over the steps comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stack {
+    /// The scan's only sequence, read at tap 0 for as many steps as it has rows: the
+    /// sequence itself (an outer node), no copy.
+    Sequence(NodeId),
+    /// The step result of another output kept whole: its trace.
+    Output(usize),
+    /// A step value that becomes a new map output.
+    NewOutput(NodeId),
+}
+
+/// One operand of the product: its stack, and whether it is the transpose of the stacked
+/// step value (`x_t.t()`: the rows of `x` read transposed).
+#[derive(Clone, Copy)]
+struct Operand {
+    stack: Stack,
+    transposed: bool,
+    /// The step node whose values are stacked.
+    value: NodeId,
+}
+
+/// The parts of `acc + dot(p, q)` with both operands step values.
+struct StepProduct {
+    product: NodeId,
+    operands: [Operand; 2],
+}
+
+/// Whether output `j` of `scan` accumulates a product of two matrices that both change
+/// from step to step (neither reading the accumulator; a non-sequence or constant operand
+/// is left to the form above, or to no rewrite), and where their stacks come from.
+fn accumulated_step_product(g: &Graph, scan: NodeId, j: usize) -> Option<StepProduct> {
+    let Sum {
+        tap, product, a, b, ..
+    } = accumulated_dot(g, scan, j)?;
+    let Op::Scan(op) = &g.node(scan).op else {
+        return None;
+    };
+    let step = &op.step;
+    let first_ns = op.first_non_sequence_step_input();
+    let init = g.node(scan).inputs[op.init_input(j)?];
+    let varying: Vec<NodeId> = step.inputs[..first_ns].to_vec();
+    // Matrices of one dtype (so the stacks and the accumulator fit `dot_sum_type`).
+    let ty = step.ty(product);
+    let fits = ty.rank == 2
+        && step.ty(a) == ty
+        && step.ty(b) == ty
+        && g.ty(init) == ty
+        && [a, b]
+            .iter()
+            .all(|&x| depends_on(step, x, &varying) && !depends_on(step, x, &[tap]));
+    if !fits {
+        return None;
+    }
+    let operands = [operand(op, j, a), operand(op, j, b)];
+    Some(StepProduct { product, operands })
+}
+
+/// Where the stack of step value `x` (a matrix) comes from.
+fn operand(op: &ScanOp, j: usize, x: NodeId) -> Operand {
+    let step = &op.step;
+    let (value, transposed) = match step.node(x).op {
+        Op::Transpose => (step.node(x).inputs[0], true),
+        _ => (x, false),
+    };
+    // A sequence row is its sequence's row t when that sequence alone sets the steps,
+    // all of them, forwards (the other operand's stack is in step order): one tap 0, no
+    // n_steps, no `until`, no cap, not backwards.
+    let whole_sequence = op.sequences.len() == 1
+        && op.sequences[0].taps == [0]
+        && !op.sequences[0].arange
+        && !op.has_n_steps
+        && !op.has_until
+        && !op.go_backwards
+        && op.max_steps.is_none()
+        && step.inputs.first() == Some(&value);
+    let stack = if whole_sequence {
+        // Its outer node is the scan's first input (read in `push_out_step_product`).
+        Stack::Sequence(value)
+    } else if let Some(k) = (0..op.outputs.len())
+        .find(|&k| k != j && step.outputs[k] == value && op.outputs[k].keep.is_none())
+    {
+        Stack::Output(k)
+    } else {
+        Stack::NewOutput(value)
+    };
+    Operand {
+        stack,
+        transposed,
+        value,
+    }
+}
+
+/// Output `j` (the accumulator) is removed; its reads become one `Op::DotSum` of the
+/// operands' stacks and its initial state after the loop. Returns the log line.
+fn push_out_step_product(g: &mut Graph, scan: NodeId, j: usize, found: StepProduct) -> String {
+    let StepProduct { product, operands } = found;
+    let scan_node = g.node(scan).clone();
+    let Op::Scan(op) = &scan_node.op else {
+        unreachable!()
+    };
+    let init = scan_node.inputs[op
+        .init_input(j)
+        .expect("a SITSOT output has an initial state")];
+    let text = output_label(op, j);
+    let product_text = op.step.node(product).label.clone();
+    let result_text = op.step.node(op.step.outputs[j]).label.clone();
+    let span = scan_node.span;
+
+    // The new map outputs (one per distinct step value), then every stack's outer node.
+    let mut new_outputs: Vec<(NodeId, usize)> = Vec::new();
+    let mut said = Vec::new();
+    for x in &operands {
+        let value_text = op.step.node(x.value).label.clone();
+        let shown = if x.transposed {
+            format!("`{value_text}` (transposed)")
+        } else {
+            format!("`{value_text}`")
+        };
+        said.push(match x.stack {
+            Stack::Sequence(_) => format!("{shown} from sequence `{}`", op.sequences[0].label),
+            Stack::Output(k) => format!(
+                "{shown} from the steps of output {k} ({})",
+                output_label(op, k)
+            ),
+            Stack::NewOutput(_) => format!("{shown} from a new map output"),
+        });
+        if let Stack::NewOutput(value) = x.stack {
+            if new_outputs.iter().all(|&(v, _)| v != value) {
+                let Op::Scan(op) = &mut g.nodes[scan.0].op else {
+                    unreachable!()
+                };
+                let k = add_map_output(op, value, &value_text, span);
+                new_outputs.push((value, k));
+            }
+        }
+    }
+    // (`op` is the scan before the new outputs: the same step nodes.)
+    let trace = |g: &mut Graph, k: usize, value: NodeId| {
+        let ty = op.step.ty(value);
+        g.add(Node {
+            op: Op::ScanOutput { index: k },
+            inputs: vec![scan],
+            ty: ty.with_rank(ty.rank + 1),
+            span,
+            label: op.step.node(value).label.clone(),
+        })
+    };
+    let mut stacks = Vec::new();
+    for x in &operands {
+        let stack = match x.stack {
+            Stack::Sequence(_) => scan_node.inputs[0],
+            Stack::Output(k) => trace(g, k, x.value),
+            Stack::NewOutput(value) => {
+                let k = new_outputs
+                    .iter()
+                    .find(|&&(v, _)| v == value)
+                    .map(|&(_, k)| k)
+                    .expect("every new stack has its output");
+                trace(g, k, value)
+            }
+        };
+        stacks.push(stack);
+    }
+    let acc_ty = g.ty(init);
+    let ty = dot_sum_type(acc_ty, g.ty(stacks[0]), g.ty(stacks[1]))
+        .expect("a matrix accumulator of two stacks of matrices of its dtype");
+    let total = g.add(Node {
+        op: Op::DotSum {
+            transpose: [operands[0].transposed, operands[1].transposed],
+            output: format!("`{}`", op.outputs[j].label),
+            result: result_text,
+        },
+        inputs: vec![init, stacks[0], stacks[1]],
+        ty,
+        span,
+        label: product_text.clone(),
+    });
+    redirect_output(g, scan, j, total);
+    remove_output(g, scan, j);
+    format!(
+        "output {j} ({text}) accumulates `{product_text}` of two step values: one product of \
+         their stacks after the loop ({}; only its last step is read)",
+        said.join(", ")
+    )
 }
 
 /// Rewrites output `j` to sum the `a_t` and the outer graph to apply the product once.
@@ -300,5 +549,363 @@ mod tests {
         };
         let acc0 = Value::from(ndarray::Array1::from(vec![i64::MAX, -5, 3]));
         assert_same_results(src, "f", &[ints(6, 2), ints(2, 3), acc0]);
+    }
+
+    /// `(t, r, c)` f64 values, varied.
+    fn cube(t: usize, r: usize, c: usize, seed: f64) -> Value {
+        Value::from(ndarray::Array3::from_shape_fn((t, r, c), |(a, b, d)| {
+            (a as f64 * 0.7 - b as f64 * 0.5 + d as f64 * 0.25 + seed).cos()
+        }))
+    }
+
+    /// The gradient of a weight: x_t [B, I] rows of a sequence, d_t [B, H] computed in the
+    /// step; acc [I, H].
+    const GRADIENT: &str = "pub fn grad(x: ArrayView3<f64>, v: ArrayView2<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
+        let acc = scan(|x_t, acc, v| acc + x_t.t().dot(tanh(x_t.dot(v))), sequences = x, outputs_info = acc0, non_sequences = v);
+        Ok(acc[-1])
+    }";
+
+    fn gradient_args(t: usize) -> [Value; 3] {
+        [cube(t, 2, 3, 0.1), mat(3, 4, 0.2), mat(3, 4, 0.3)]
+    }
+
+    #[test]
+    fn a_product_of_two_step_values_becomes_one_product_after_the_loop() {
+        let product_first = GRADIENT.replace(
+            "acc + x_t.t().dot(tanh(x_t.dot(v)))",
+            "x_t.t().dot(tanh(x_t.dot(v))) + acc",
+        );
+        for src in [GRADIENT.to_string(), product_first] {
+            let (ir, fired) = apply(&src, Pass::PushOutDot);
+            assert_eq!(fired.len(), 1, "{fired:?}");
+            assert!(
+                fired[0].contains(
+                    "output 0 (`acc0`) accumulates `x_t.t().dot(tanh(x_t.dot(v)))` of two step \
+                     values: one product of their stacks after the loop (`x_t` (transposed) \
+                     from sequence `x`, `tanh(x_t.dot(v))` from a new map output; only its \
+                     last step is read)"
+                ),
+                "{fired:?}"
+            );
+            // The accumulator is gone from the loop; the map output of d_t takes its place,
+            // and the product is one node after it, reading the rows of x transposed.
+            assert!(
+                ir.contains("outputs=[tanh(x_t.dot(v)) Nitsot taps=[]]"),
+                "{ir}"
+            );
+            assert!(ir.contains("= dot_sum(p.T)(%"), "{ir}");
+            let step_lines = ir.lines().filter(|l| l.starts_with("    "));
+            assert!(step_lines.clone().all(|l| !l.contains("add(")), "{ir}");
+            for t in [0, 1, 2, 7] {
+                assert_same_results(&src, "grad", &gradient_args(t));
+            }
+        }
+    }
+
+    #[test]
+    fn going_backwards_the_rows_are_stacked_in_step_order() {
+        // The sequence's rows in its own order would pair x[t] with d of x[T-1-t]: the
+        // loop stacks them, in step order like d_t.
+        let src = GRADIENT.replace(
+            "non_sequences = v)",
+            "non_sequences = v, go_backwards = true)",
+        );
+        let (_, fired) = apply(&src, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].contains("(`x_t` (transposed) from a new map output, `tanh(x_t.dot(v))` from a new map output;"),
+            "{fired:?}"
+        );
+        for t in [0, 1, 2, 7] {
+            assert_same_results(&src, "grad", &gradient_args(t));
+        }
+        // With several sequences, the steps are the shortest's: the loop stacks the rows.
+        let two = "pub fn f(x: ArrayView3<f64>, y: ArrayView3<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let acc = scan(|x_t, y_t, acc| acc + x_t.t().dot(y_t * y_t), sequences = [x, y], outputs_info = acc0);
+            Ok(acc[-1])
+        }";
+        let (_, fired) = apply(two, Pass::PushOutDot);
+        assert!(
+            fired[0].contains("(`x_t` (transposed) from a new map output"),
+            "{fired:?}"
+        );
+        assert_same_results(
+            two,
+            "f",
+            &[cube(5, 2, 3, 0.1), cube(3, 2, 3, 0.4), mat(3, 3, 0.5)],
+        );
+        assert_same_results(
+            two,
+            "f",
+            &[cube(3, 2, 3, 0.1), cube(5, 2, 3, 0.4), mat(3, 3, 0.5)],
+        );
+    }
+
+    #[test]
+    fn both_operands_computed_in_the_step_become_map_outputs() {
+        // p_t = tanh(x_t).t() [I, B] and q_t = x_t * y_t [B, I], with two sequences (so
+        // even x's rows are stacked by the loop: the steps are the shorter sequence's).
+        let src = "pub fn f(x: ArrayView3<f64>, y: ArrayView3<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let acc = scan(|x_t, y_t, acc| acc + tanh(x_t).t().dot(x_t * y_t), sequences = [x, y], outputs_info = acc0);
+            Ok(acc[-1])
+        }";
+        let (ir, fired) = apply(src, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].contains(
+                "(`tanh(x_t)` (transposed) from a new map output, `x_t * y_t` from a new map \
+                 output; only its last step is read)"
+            ),
+            "{fired:?}"
+        );
+        assert!(ir.contains("= dot_sum(p.T)(%"), "{ir}");
+        for t in [0, 1, 2, 5] {
+            assert_same_results(
+                src,
+                "f",
+                &[cube(t, 2, 3, 0.1), cube(t + 1, 2, 3, 0.4), mat(3, 3, 0.5)],
+            );
+        }
+        // The same value on both sides is stacked once.
+        let square = src.replace(
+            "acc + tanh(x_t).t().dot(x_t * y_t)",
+            "{ let s = x_t * y_t; acc + s.t().dot(s) }",
+        );
+        let (ir, fired) = apply(&square, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(ir.matches("Nitsot").count(), 1, "{ir}");
+        assert_same_results(
+            &square,
+            "f",
+            &[cube(4, 2, 3, 0.1), cube(4, 2, 3, 0.4), mat(3, 3, 0.5)],
+        );
+    }
+
+    #[test]
+    fn an_rnn_weight_gradient_reads_the_trace_of_the_hidden_state() {
+        // d_t is h_t, the step result of the recurrent output h (which reads its own tap):
+        // its trace is the stack, no new output.
+        let src = "pub fn f(x: ArrayView3<f64>, h0: ArrayView2<f64>, w: ArrayView2<f64>, g0: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+            let (h, g) = scan(
+                |x_t, h, g, w| {
+                    let h_t = tanh(h.dot(w) + x_t);
+                    (h_t, g + x_t.t().dot(h_t))
+                },
+                sequences = x,
+                outputs_info = [h0, g0],
+                non_sequences = w,
+            );
+            Ok((h[-1], g[-1]))
+        }";
+        let (ir, fired) = apply(src, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].contains(
+                "(`x_t` (transposed) from sequence `x`, `tanh(h.dot(w) + x_t)` from the steps \
+                 of output 0 (`h0`); only"
+            ),
+            "{fired:?}"
+        );
+        assert!(!ir.contains("Nitsot"), "{ir}");
+        for t in [0, 1, 2, 7] {
+            assert_same_results(
+                src,
+                "f",
+                &[
+                    cube(t, 2, 3, 0.1),
+                    mat(2, 3, 0.2),
+                    mat(3, 3, 0.3),
+                    mat(3, 3, 0.4),
+                ],
+            );
+        }
+        // A gradient through the previous state: q_t = h_t * (1 - h²) reads h's tap, and
+        // becomes a map output; with n_steps, x's rows are stacked by the loop too.
+        let through = src
+            .replace(
+                "g + x_t.t().dot(h_t)",
+                "g + x_t.t().dot(h_t * (1.0 - h * h))",
+            )
+            .replace("non_sequences = w,", "non_sequences = w, n_steps = k,")
+            .replace("g0: ArrayView2<f64>)", "g0: ArrayView2<f64>, k: usize)");
+        let (ir, fired) = apply(&through, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(ir.matches("Nitsot").count(), 2, "{ir}");
+        for t in [0, 1, 2, 7] {
+            let mut args = vec![
+                cube(7, 2, 3, 0.1),
+                mat(2, 3, 0.2),
+                mat(3, 3, 0.3),
+                mat(3, 3, 0.4),
+            ];
+            args.push(Value::from(t as i64));
+            assert_same_results(&through, "f", &args);
+        }
+    }
+
+    #[test]
+    fn with_until_the_stacks_hold_the_steps_taken() {
+        let src = "pub fn f(x: ArrayView3<f64>, h0: ArrayView2<f64>, g0: ArrayView2<f64>, l: f64) -> Result<(Array3<f64>, Array2<f64>)> {
+            let (h, g) = scan(
+                |x_t, h, g| {
+                    let h_t = tanh(h + x_t);
+                    (h_t, g + x_t.t().dot(h_t * h), until(sum(h_t) > l))
+                },
+                sequences = x,
+                outputs_info = [h0, g0],
+            );
+            Ok((h, g[-1]))
+        }";
+        let (_, fired) = apply(src, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].contains(
+                "(`x_t` (transposed) from a new map output, `h_t * h` from a new map output;"
+            ),
+            "{fired:?}"
+        );
+        for l in [-10.0, 0.0, 0.5, 10.0] {
+            for t in [0, 1, 2, 7] {
+                let args = [
+                    cube(t, 2, 3, 0.1),
+                    mat(2, 3, 0.2),
+                    mat(3, 3, 0.3),
+                    Value::from(l),
+                ];
+                assert_same_results(src, "f", &args);
+            }
+        }
+    }
+
+    #[test]
+    fn inside_an_enclosing_step() {
+        // The inner accumulation is pushed out within the outer step; its `dot_sum` runs
+        // once per outer step.
+        let src = "pub fn f(xs: ArrayView4<f64>, v: ArrayView2<f64>, acc0: ArrayView2<f64>) -> Result<Array3<f64>> {
+            let outer = scan(
+                |x, v, acc0| {
+                    let acc = scan(|x_t, acc, v| acc + x_t.t().dot(tanh(x_t.dot(v))), sequences = x, outputs_info = acc0, non_sequences = v);
+                    acc[-1]
+                },
+                sequences = xs,
+                non_sequences = [v, acc0],
+            );
+            Ok(outer)
+        }";
+        let (ir, fired) = apply(src, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(ir.contains("    %") && ir.contains("dot_sum(p.T)"), "{ir}");
+        let hyper = |n: usize, t: usize| {
+            Value::from(ndarray::Array4::from_shape_fn(
+                (n, t, 2, 3),
+                |(a, b, c, d)| ((a * 5 + b * 3 + c * 2 + d) as f64 * 0.41).sin(),
+            ))
+        };
+        for (n, t) in [(0, 2), (1, 0), (2, 1), (3, 4)] {
+            assert_same_results(src, "f", &[hyper(n, t), mat(3, 4, 0.2), mat(3, 4, 0.3)]);
+        }
+    }
+
+    #[test]
+    fn not_when_the_two_step_values_cannot_be_summed_apart() {
+        let cases = [
+            // More than the last step read.
+            GRADIENT
+                .replace("Result<Array2<f64>>", "Result<Array3<f64>>")
+                .replace("Ok(acc[-1])", "Ok(acc)"),
+            GRADIENT
+                .replace("Result<Array2<f64>>", "Result<Array3<f64>>")
+                .replace("Ok(acc[-1])", "Ok(acc[-2..])"),
+            // An operand reads the accumulator's tap.
+            GRADIENT.replace("tanh(x_t.dot(v))", "tanh(acc)"),
+            // The tap read elsewhere in the step.
+            GRADIENT.replace("acc + x_t.t()", "acc * 0.5 + x_t.t()"),
+            // The product read elsewhere: a second output.
+            GRADIENT
+                .replace("Result<Array2<f64>>", "Result<(Array2<f64>, Array3<f64>)>")
+                .replace(
+                    "|x_t, acc, v| acc + x_t.t().dot(tanh(x_t.dot(v)))",
+                    "|x_t, acc, v| { let g = x_t.t().dot(tanh(x_t.dot(v))); (acc + g, g) }",
+                )
+                .replace("outputs_info = acc0", "outputs_info = [acc0, None]")
+                .replace("let acc = scan", "let (acc, gs) = scan")
+                .replace("Ok(acc[-1])", "Ok((acc[-1], gs))"),
+            // The sum read elsewhere: another output computed from it.
+            GRADIENT
+                .replace("Result<Array2<f64>>", "Result<(Array2<f64>, Array3<f64>)>")
+                .replace(
+                    "|x_t, acc, v| acc + x_t.t().dot(tanh(x_t.dot(v)))",
+                    "|x_t, acc, v| { let s = acc + x_t.t().dot(tanh(x_t.dot(v))); (s, s * 2.0) }",
+                )
+                .replace("outputs_info = acc0", "outputs_info = [acc0, None]")
+                .replace("let acc = scan", "let (acc, twice) = scan")
+                .replace("Ok(acc[-1])", "Ok((acc[-1], twice))"),
+            // Vector operands: x_t [I] · d_t [I, H].
+            "pub fn f(x: ArrayView2<f64>, d: ArrayView3<f64>, acc0: ArrayView1<f64>) -> Result<Array1<f64>> {
+                let acc = scan(|x_t, d_t, acc| acc + x_t.dot(d_t), sequences = [x, d], outputs_info = acc0);
+                Ok(acc[-1])
+            }"
+            .to_string(),
+            // A non-sequence on the left: not a product of two step values.
+            GRADIENT.replace("x_t.t().dot(tanh(x_t.dot(v)))", "v.dot(tanh(x_t.dot(v)).t())"),
+        ];
+        for src in &cases {
+            let (_, fired) = apply(src, Pass::PushOutDot);
+            assert!(fired.is_empty(), "{src}: {fired:?}");
+        }
+        // What the rewrite leaves must still compute the same.
+        assert_same_results(&cases[5], "grad", &gradient_args(3));
+    }
+
+    #[test]
+    fn not_when_the_sum_of_a_product_with_a_non_sequence_is_read_elsewhere() {
+        // Found while extending the pass: the old form rewrote the addition in place, so
+        // another output reading it would have read the sum of the rows instead.
+        let src = "pub fn f(x: ArrayView2<f64>, w: ArrayView2<f64>, acc0: ArrayView1<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
+            let (acc, twice) = scan(|x_t, acc, w| { let s = acc + x_t.dot(w); (s, s * 2.0) }, sequences = x, outputs_info = [acc0, None], non_sequences = w);
+            Ok((acc[-1], twice))
+        }";
+        let (_, fired) = apply(src, Pass::PushOutDot);
+        assert!(fired.is_empty(), "{fired:?}");
+        assert_same_results(
+            src,
+            "f",
+            &[mat(4, 3, 0.1), mat(3, 3, 0.2), vec1(&[1.0, 2.0, 3.0])],
+        );
+    }
+
+    #[test]
+    fn integer_products_of_step_values_agree_exactly() {
+        use ndarray::Dimension;
+        let src = "pub fn f(x: ArrayView3<i64>, h0: ArrayView2<i64>, g0: ArrayView2<i64>) -> Result<Array2<i64>> {
+            let (h, g) = scan(|x_t, h, g| (h * 3 + x_t, g + x_t.t().dot(h * 5 - x_t)), sequences = x, outputs_info = [h0, g0]);
+            Ok(g[-1])
+        }";
+        let (_, fired) = apply(src, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        let ints = |shape: &[usize]| {
+            Value::from(ndarray::ArrayD::from_shape_fn(
+                ndarray::IxDyn(shape),
+                |ix| {
+                    let v = ix.slice().iter().fold(7i64, |a, &i| a * 31 + i as i64);
+                    (v % 13 - 6) * 1_000_000_007
+                },
+            ))
+        };
+        let mut g0 = ints(&[3, 3]);
+        if let Value::I64(a) = &mut g0 {
+            a[[0, 0]] = i64::MAX;
+        }
+        for t in [0, 1, 2, 6] {
+            assert_same_results(src, "f", &[ints(&[t, 2, 3]), ints(&[2, 3]), g0.clone()]);
+        }
+    }
+
+    #[test]
+    fn the_product_with_a_non_sequence_keeps_the_old_route() {
+        let (ir, fired) = apply(READOUT, Pass::PushOutDot);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(fired[0].contains("sums `x_t` over the steps"), "{fired:?}");
+        assert!(!ir.contains("dot_sum"), "{ir}");
     }
 }

@@ -181,6 +181,142 @@ pub fn dot_stack_v<T: Number>(
     Ok(())
 }
 
+/// How [`dot_sum`] names things in errors, as the loop it replaces named them: the product
+/// `p_t · q_t`, the accumulator (its initial state, in backticks) and its step expression.
+#[derive(Clone, Copy, Debug)]
+pub struct DotSumText<'a> {
+    pub product: &'a str,
+    pub output: &'a str,
+    pub result: &'a str,
+}
+
+/// The buffers [`dot_sum`] reuses from one call to the next (allocated on the first call,
+/// again only when the shapes change).
+#[derive(Debug, Default)]
+pub struct DotSumScratch<T> {
+    /// The sum, when it is broadcast to the initial value's shape.
+    sum: Array2<T>,
+    /// One step's product, on the step-by-step path.
+    product: Array2<T>,
+}
+
+/// The last row of the accumulation `acc_t = acc_{t-1} + p_t · q_t` from `acc_0 = init`
+/// (push_out_dot's `Op::DotSum`): `out = [init + Σ_t p_t · q_t]`, a stack of one row of
+/// `init`'s shape, or of no row (`[0, init's shape]`) when the stacks `p` `(T, m, k)` and
+/// `q` `(T, k, n)` are empty: what the accumulating scan's output held at its last row.
+///
+/// The sum is ONE product when the steps merge with the inner axis in both stacks (`p`'s
+/// step stride is `k` times its column stride and `q`'s is `k` times its row stride: `p`
+/// is then an `(m, T*k)` view, `q` a `(T*k, n)` one, no copy; true of the transposed rows
+/// of a contiguous `(T, k, m)` sequence, `x_t.t()`, and of a contiguous trace);
+/// otherwise T products added up in a buffer reused from call to call. Integers wrap.
+///
+/// Errors, as the loop's first step gave them: `Err(Dot)` naming the product and the
+/// shapes of `p_t` and `q_t` when the inner sizes differ, `Err(Broadcast)` naming the
+/// step expression when the sum and `init` do not broadcast, `Err(StepResultShape)` when
+/// they broadcast to a shape other than `init`'s.
+pub fn dot_sum<T: Number>(
+    out: &mut Array3<T>,
+    init: ArrayView2<'_, T>,
+    p: ArrayView3<'_, T>,
+    q: ArrayView3<'_, T>,
+    scratch: &mut DotSumScratch<T>,
+    text: DotSumText<'_>,
+) -> Result<()> {
+    let ((steps, m, k), (steps_q, k2, n)) = (p.dim(), q.dim());
+    if steps != steps_q {
+        return Err(Error::InvalidArgument {
+            what: text.product.to_string(),
+            detail: format!(
+                "stacks of shapes {:?} and {:?} hold different numbers of steps",
+                p.shape(),
+                q.shape()
+            ),
+        });
+    }
+    let (rows, cols) = init.dim();
+    if steps == 0 {
+        ensure_shape(out, Ix3(0, rows, cols));
+        return Ok(());
+    }
+    if k != k2 {
+        return Err(dot_error(text.product, &[m, k], &[k2, n]));
+    }
+    let shape: Ix2 = crate::kernels::broadcast_shape(text.result, &[init.shape(), &[m, n]])?;
+    crate::kernels::check_step_shape(
+        text.output,
+        text.result,
+        init.shape(),
+        &[shape[0], shape[1]],
+    )?;
+    ensure_shape(out, Ix3(1, rows, cols));
+    let mut row = out.index_axis_mut(Axis(0), 0);
+    if (m, n) == (rows, cols) {
+        sum_of_products(row.view_mut(), p, q, &mut scratch.product, text.product)?;
+        Zip::from(&mut row)
+            .and(&init)
+            .for_each(|o, &a| *o = a.num_add(*o));
+    } else {
+        ensure_shape(&mut scratch.sum, Ix2(m, n));
+        sum_of_products(
+            scratch.sum.view_mut(),
+            p,
+            q,
+            &mut scratch.product,
+            text.product,
+        )?;
+        // Broadcasts: checked above.
+        let sum = scratch
+            .sum
+            .broadcast((rows, cols))
+            .ok_or_else(|| Error::Broadcast {
+                what: text.result.to_string(),
+                shapes: vec![vec![rows, cols], vec![m, n]],
+            })?;
+        Zip::from(&mut row)
+            .and(&init)
+            .and(&sum)
+            .for_each(|o, &a, &s| *o = a.num_add(s));
+    }
+    Ok(())
+}
+
+/// `out = Σ_t p[t] · q[t]` for stacks of at least one matrix, inner sizes checked: one
+/// product of the merged views when both merge, else one product per step, the later ones
+/// into `product` and added.
+fn sum_of_products<T: Number>(
+    mut out: ArrayViewMut2<'_, T>,
+    p: ArrayView3<'_, T>,
+    q: ArrayView3<'_, T>,
+    product: &mut Array2<T>,
+    what: &str,
+) -> Result<()> {
+    if let (Some(p2), Some(q2)) = (merge_steps(p, Axis(2)), merge_steps(q, Axis(1))) {
+        return T::gemm(out, p2, q2, what);
+    }
+    for (t, (p_t, q_t)) in p.outer_iter().zip(q.outer_iter()).enumerate() {
+        if t == 0 {
+            T::gemm(out.view_mut(), p_t, q_t, what)?;
+        } else {
+            ensure_shape(product, out.raw_dim());
+            T::gemm(product.view_mut(), p_t, q_t, what)?;
+            Zip::from(&mut out)
+                .and(&*product)
+                .for_each(|o, &x| *o = o.num_add(x));
+        }
+    }
+    Ok(())
+}
+
+/// A stack `(T, a, b)` as one matrix with its steps merged into axis `inner` (1 or 2),
+/// steps outer: `(T*a, b)` for `inner = 1`, `(a, T*b)` for `inner = 2`. `None` when the
+/// strides do not allow it without a copy.
+fn merge_steps<T>(mut stack: ArrayView3<'_, T>, inner: Axis) -> Option<ArrayView2<'_, T>> {
+    stack
+        .merge_axes(Axis(0), inner)
+        .then(|| stack.index_axis_move(Axis(0), 0))
+}
+
 fn dot_error(what: &str, left: &[usize], right: &[usize]) -> Error {
     Error::Dot {
         what: what.to_string(),
@@ -1145,5 +1281,300 @@ mod stack_tests {
 
     fn expected_first_column(full: &Array3<f64>) -> Array2<f64> {
         full.index_axis(ndarray::Axis(2), 0).to_owned()
+    }
+}
+
+#[cfg(test)]
+mod dot_sum_tests {
+    use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
+
+    use super::{dot_sum, merge_steps, DotSumScratch, DotSumText};
+    use crate::element::Number;
+    use crate::error::Error;
+
+    const TEXT: DotSumText<'static> = DotSumText {
+        product: "x_t.t().dot(d_t)",
+        output: "`g0`",
+        result: "g + x_t.t().dot(d_t)",
+    };
+
+    /// `init + Σ_t p[t] · q[t]`, element by element in step order (the loop's order).
+    fn by_hand<T: Number>(
+        init: ArrayView2<'_, T>,
+        p: ArrayView3<'_, T>,
+        q: ArrayView3<'_, T>,
+    ) -> Array2<T> {
+        let ((steps, m, k), n) = (p.dim(), q.dim().2);
+        let mut acc = init.to_owned();
+        for t in 0..steps {
+            for i in 0..m {
+                for j in 0..n {
+                    let mut s = T::ZERO;
+                    for l in 0..k {
+                        s = s.num_add(p[[t, i, l]].num_mul(q[[t, l, j]]));
+                    }
+                    acc[[i, j]] = acc[[i, j]].num_add(s);
+                }
+            }
+        }
+        acc
+    }
+
+    fn floats(shape: (usize, usize, usize), seed: f64) -> Array3<f64> {
+        Array3::from_shape_fn(shape, |(a, b, c)| {
+            ((a * 7 + b * 3 + c) as f64 * 0.37 + seed).sin()
+        })
+    }
+
+    /// Large integers, so that products wrap.
+    fn ints(shape: (usize, usize, usize), seed: i64) -> Array3<i64> {
+        Array3::from_shape_fn(shape, |(a, b, c)| {
+            ((a as i64 * 7 + b as i64 * 3 + c as i64 + seed) % 11 - 5) * 3_000_000_019
+        })
+    }
+
+    fn close(got: &Array2<f64>, want: &Array2<f64>) {
+        assert_eq!(got.shape(), want.shape());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn transposed_rows_of_a_contiguous_stack_merge_into_one_product() {
+        // x [T, B, I] contiguous, p_t = x_t.t() [I, B]; d [T, B, H] contiguous.
+        let (t, b, i, h) = (5, 3, 4, 2);
+        let x = floats((t, b, i), 0.1);
+        let d = floats((t, b, h), 0.2);
+        let p = x.view().permuted_axes([0, 2, 1]);
+        // The merged views: no copy, [I, T*B] and [T*B, H].
+        let p2 = merge_steps(p, Axis(2)).expect("x_t.t() merges");
+        assert_eq!(p2.shape(), &[i, t * b]);
+        assert_eq!(p2.as_ptr(), x.as_ptr());
+        assert_eq!(p2[[1, 2 * b + 1]], x[[2, 1, 1]]);
+        let q2 = merge_steps(d.view(), Axis(1)).expect("a contiguous trace merges");
+        assert_eq!(q2.shape(), &[t * b, h]);
+        assert_eq!(q2.as_ptr(), d.as_ptr());
+
+        let init = Array2::from_shape_fn((i, h), |(r, c)| (r * h + c) as f64 - 3.0);
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        dot_sum(&mut out, init.view(), p, d.view(), &mut scratch, TEXT).unwrap();
+        assert_eq!(out.shape(), &[1, i, h]);
+        close(
+            &out.index_axis(Axis(0), 0).to_owned(),
+            &by_hand(init.view(), p, d.view()),
+        );
+        // One product: the step-by-step buffer was never needed.
+        assert_eq!(scratch.product.len(), 0);
+
+        // Integers: exact, wrapping.
+        let xi = ints((t, b, i), 1);
+        let di = ints((t, b, h), 2);
+        let pi = xi.view().permuted_axes([0, 2, 1]);
+        let init_i = Array2::from_elem((i, h), i64::MAX);
+        let mut out_i = Array3::zeros((0, 0, 0));
+        let mut scratch_i = DotSumScratch::default();
+        dot_sum(
+            &mut out_i,
+            init_i.view(),
+            pi,
+            di.view(),
+            &mut scratch_i,
+            TEXT,
+        )
+        .unwrap();
+        assert_eq!(
+            out_i.index_axis(Axis(0), 0),
+            by_hand(init_i.view(), pi, di.view())
+        );
+        assert_eq!(scratch_i.product.len(), 0);
+    }
+
+    #[test]
+    fn stacks_that_do_not_merge_take_a_product_per_step() {
+        let (t, m, k, n) = (4, 3, 5, 2);
+        // Every other step of a longer stack: the step stride is twice the merged one.
+        let long = floats((2 * t, m, k), 0.3);
+        let p = long.slice(s![..;2, .., ..]);
+        assert!(merge_steps(p, Axis(2)).is_none());
+        // Reversed steps do not merge either.
+        let q_own = floats((t, k, n), 0.4);
+        let q = q_own.slice(s![..;-1, .., ..]);
+        assert!(merge_steps(q, Axis(1)).is_none());
+        let init = Array2::from_elem((m, n), 0.5);
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        dot_sum(&mut out, init.view(), p, q, &mut scratch, TEXT).unwrap();
+        close(
+            &out.index_axis(Axis(0), 0).to_owned(),
+            &by_hand(init.view(), p, q),
+        );
+        assert_eq!(scratch.product.shape(), &[m, n]);
+        // A second call reuses every buffer.
+        let (out_ptr, product_ptr) = (out.as_ptr(), scratch.product.as_ptr());
+        dot_sum(&mut out, init.view(), p, q, &mut scratch, TEXT).unwrap();
+        assert_eq!(
+            (out.as_ptr(), scratch.product.as_ptr()),
+            (out_ptr, product_ptr)
+        );
+        close(
+            &out.index_axis(Axis(0), 0).to_owned(),
+            &by_hand(init.view(), p, q),
+        );
+
+        let long_i = ints((2 * t, m, k), 3);
+        let pi = long_i.slice(s![..;2, .., ..]);
+        let qi_own = ints((t, k, n), 4);
+        let qi = qi_own.slice(s![..;-1, .., ..]);
+        let init_i = Array2::from_elem((m, n), i64::MIN + 1);
+        let mut out_i = Array3::zeros((0, 0, 0));
+        let mut scratch_i = DotSumScratch::default();
+        dot_sum(&mut out_i, init_i.view(), pi, qi, &mut scratch_i, TEXT).unwrap();
+        assert_eq!(out_i.index_axis(Axis(0), 0), by_hand(init_i.view(), pi, qi));
+    }
+
+    #[test]
+    fn the_sum_broadcasts_to_the_initial_value() {
+        // q_t has one column: each step's product [m, 1] is added to every column.
+        let p = floats((3, 2, 4), 0.5);
+        let q = floats((3, 4, 1), 0.6);
+        let init = Array2::from_shape_fn((2, 3), |(r, c)| (r + c) as f64);
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        dot_sum(
+            &mut out,
+            init.view(),
+            p.view(),
+            q.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap();
+        let column = by_hand(Array2::zeros((2, 1)).view(), p.view(), q.view());
+        let want = Array2::from_shape_fn((2, 3), |(r, c)| init[[r, c]] + column[[r, 0]]);
+        close(&out.index_axis(Axis(0), 0).to_owned(), &want);
+    }
+
+    #[test]
+    fn no_step_gives_no_row_of_the_initial_value_s_shape() {
+        // A map output of no step has every axis 0; the sum is then of nothing, and the
+        // accumulator of no step has no row: acc[-1] is an index error, as in the loop.
+        let init = Array2::<f64>::ones((3, 2));
+        let empty = Array3::<f64>::zeros((0, 0, 0));
+        let mut out = Array3::from_elem((1, 1, 1), 9.0);
+        let mut scratch = DotSumScratch::default();
+        dot_sum(
+            &mut out,
+            init.view(),
+            empty.view(),
+            empty.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap();
+        assert_eq!(out.shape(), &[0, 3, 2]);
+    }
+
+    #[test]
+    fn mismatched_shapes_are_errors_naming_the_expression() {
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        // Inner sizes: the product's `Err(Dot)` with the shapes of one step's operands.
+        let (p, q) = (
+            Array3::<f64>::zeros((2, 3, 4)),
+            Array3::<f64>::zeros((2, 5, 6)),
+        );
+        let init = Array2::<f64>::zeros((3, 6));
+        let e = dot_sum(
+            &mut out,
+            init.view(),
+            p.view(),
+            q.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Error::Dot {
+                what: "x_t.t().dot(d_t)".into(),
+                left: vec![3, 4],
+                right: vec![5, 6]
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot compute the dot product `x_t.t().dot(d_t)` of shapes [3, 4] and [5, 6]: \
+             inner sizes 4 and 5 differ"
+        );
+        // The sum against the initial value: not broadcastable, then broadcast to a shape
+        // other than the accumulator's.
+        let q = Array3::<f64>::zeros((2, 4, 6));
+        let init = Array2::<f64>::zeros((2, 6));
+        let e = dot_sum(
+            &mut out,
+            init.view(),
+            p.view(),
+            q.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Error::Broadcast {
+                what: "g + x_t.t().dot(d_t)".into(),
+                shapes: vec![vec![2, 6], vec![3, 6]]
+            }
+        );
+        let init = Array2::<f64>::zeros((1, 6));
+        let e = dot_sum(
+            &mut out,
+            init.view(),
+            p.view(),
+            q.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Error::StepResultShape {
+                output: "`g0`".into(),
+                result: "g + x_t.t().dot(d_t)".into(),
+                expected: vec![1, 6],
+                found: vec![3, 6]
+            }
+        );
+        // Stacks of different lengths (not made by the compiler, still no panic).
+        let q = Array3::<f64>::zeros((3, 4, 6));
+        let init = Array2::<f64>::zeros((3, 6));
+        let e = dot_sum(
+            &mut out,
+            init.view(),
+            p.view(),
+            q.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("x_t.t().dot(d_t)"), "{e}");
+        assert!(e.to_string().contains("[2, 3, 4] and [3, 4, 6]"), "{e}");
+        // Integers too.
+        let (pi, qi) = (
+            Array3::<i64>::zeros((1, 2, 2)),
+            Array3::<i64>::zeros((1, 3, 2)),
+        );
+        let mut out_i = Array3::zeros((0, 0, 0));
+        let e = dot_sum(
+            &mut out_i,
+            Array2::<i64>::zeros((2, 2)).view(),
+            pi.view(),
+            qi.view(),
+            &mut DotSumScratch::default(),
+            TEXT,
+        );
+        assert!(matches!(e, Err(Error::Dot { .. })), "{e:?}");
     }
 }

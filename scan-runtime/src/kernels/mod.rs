@@ -22,7 +22,9 @@ pub use buffer::{
     broadcast_shape, ensure_shape, grow_rows, try_ensure_rows, try_ensure_shape, Destination, Row,
     UNTIL_FIRST_ROWS,
 };
-pub use dot::{dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_vm, dot_vv};
+pub use dot::{
+    dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm, dot_vv, DotSumScratch, DotSumText,
+};
 pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{
     arange, arange_len, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice,
