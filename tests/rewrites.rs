@@ -325,6 +325,43 @@ fn an_output_projection_agrees_under_every_setting() {
 }
 
 #[test]
+fn an_accumulator_of_the_wrong_shape_fails_under_every_setting() {
+    // acc0 has one column, the product four: each step's sum broadcasts to [2, 4], which
+    // the loop rejects as a step result of another shape than its state. push_out_dot
+    // builds its zeros from acc0 and w before the loop, and reports the mismatch there as
+    // a product-size error named by the sum (docs/SEMANTICS.md).
+    let w = common::matrix(3, 4, 1);
+    let acc0 = common::matrix(2, 1, 2);
+    let x = Array3::from_shape_fn((3, 2, 3), |(t, i, j)| (t + i + j) as f64);
+    let in_the_loop = Error::StepResultShape {
+        output: "`acc0`".into(),
+        result: "acc + x_t.dot(w)".into(),
+        expected: vec![2, 1],
+        found: vec![2, 4],
+    };
+    let before_the_loop = Error::Dot {
+        what: "acc + x_t.dot(w)".into(),
+        left: vec![2, 1],
+        right: vec![4, 3],
+    };
+    let (x, w, a) = (x.view(), w.view(), acc0.view());
+    for r in [
+        none::readout(x, w, a),
+        save_mem_only::readout(x, w, a),
+        cse_dead_constants::readout(x, w, a),
+    ] {
+        assert_eq!(r.unwrap_err(), in_the_loop);
+    }
+    for r in [
+        all::readout(x, w, a),
+        push_out_only::readout(x, w, a),
+        without_save_mem::readout(x, w, a),
+    ] {
+        assert_eq!(r.unwrap_err(), before_the_loop);
+    }
+}
+
+#[test]
 fn an_accumulated_product_agrees_under_every_setting() {
     let w = common::matrix(3, 4, 1);
     let acc0 = common::matrix(2, 4, 2);

@@ -388,11 +388,15 @@ fn push_out(g: &mut Graph, scan: NodeId, j: usize, found: Accumulation) -> Strin
     };
 
     // Zeros shaped like `a`: [K] from w [K, N] · acc_0 [N], [M, K] from acc_0 [M, N] · w'.
+    // An `acc_0` whose columns do not match the product's fails here, before the loop, as
+    // a product-size error named by the step's sum (SEMANTICS: the loop's first step would
+    // have reported a step result of another shape).
+    let sum_text = op.step.node(sum).label.clone();
     let shaped = if a_ty.rank == 1 {
-        g.add(node(Op::Dot, vec![w_outer, init], a_ty, &a_text))
+        g.add(node(Op::Dot, vec![w_outer, init], a_ty, &sum_text))
     } else {
         let wt = g.add(node(Op::Transpose, vec![w_outer], g.ty(w_outer), &a_text));
-        g.add(node(Op::Dot, vec![init, wt], a_ty, &a_text))
+        g.add(node(Op::Dot, vec![init, wt], a_ty, &sum_text))
     };
     let zero = match a_ty.dtype {
         DType::F32 | DType::F64 => Literal::Float(0.0),
