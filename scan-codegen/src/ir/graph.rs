@@ -174,20 +174,20 @@ pub enum Op {
     /// inputs: the operands, already cast to the operation's operand dtype (the condition
     /// of `Where` stays bool).
     Elemwise(ElemOp),
-    /// inputs: [x]; converts to the node's dtype.
+    /// inputs: `[x]`; converts to the node's dtype.
     Cast,
     /// inputs: [a, b]; vector/matrix products by rank.
     Dot,
-    /// inputs: [x]; over every element (`axis: None`) or one axis.
+    /// inputs: `[x]`; over every element (`axis: None`) or one axis.
     Reduce {
         op: ReduceOp,
         axis: Option<usize>,
     },
-    /// inputs: [like]; an array of like's shape filled with `value` (zeros_like, ones_like).
+    /// inputs: `[like]`; an array of like's shape filled with `value` (zeros_like, ones_like).
     FillLike {
         value: Literal,
     },
-    /// inputs: [n]; `0..n` as i64.
+    /// inputs: `[n]`; `0..n` as i64.
     Arange,
     /// inputs: [x, path operands...]; a view of `x` through the path. Its rank is x's
     /// plus each step's `PathStep::rank_change`.
@@ -200,9 +200,9 @@ pub enum Op {
         path: Vec<PathStep>,
         inc: bool,
     },
-    /// inputs: [x]; reversed axes.
+    /// inputs: `[x]`; reversed axes.
     Transpose,
-    /// inputs: [x], the steps of a map output computed after the loop (push-out of
+    /// inputs: `[x]`, the steps of a map output computed after the loop (push-out of
     /// outputs); x itself, but with no row every axis is 0: the shape a scan gives a map
     /// output when no step ran (PyTensor's), which x's other axes would not be.
     ZeroStepShape,

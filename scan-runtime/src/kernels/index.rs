@@ -52,7 +52,7 @@ pub fn slice<'a, T, D: Dimension>(
     }
 }
 
-/// Mutable [`slice`].
+/// Mutable [`slice()`].
 pub fn slice_mut<'a, T, D: Dimension>(
     a: ArrayViewMut<'a, T, D>,
     start: Option<i64>,
