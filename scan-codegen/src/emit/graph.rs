@@ -29,6 +29,20 @@ pub enum Repr {
         start: usize,
         done: Ident,
     },
+    /// The `kept` (0 or 1) last rows of a scan output held as its state alone: the state
+    /// buffer `buf` with a leading axis, a view while the function runs, the buffer itself
+    /// (no copy) when returned.
+    State {
+        buf: Ident,
+        kept: Ident,
+    },
+    /// A row of a [`Repr::State`] (`x[-1]`), bound as the view `row` where it was indexed
+    /// (the index checked there): the only row there can be, the state itself, so returned
+    /// it is the buffer `buf`, moved.
+    StateRow {
+        row: Ident,
+        buf: Ident,
+    },
 }
 
 impl Repr {
@@ -39,10 +53,14 @@ impl Repr {
                 let nd = nd();
                 quote!(#nd::aview0(&#i))
             }
-            Repr::Buffer(i) | Repr::View(i) => quote!(#i.view()),
+            Repr::Buffer(i) | Repr::View(i) | Repr::StateRow { row: i, .. } => quote!(#i.view()),
             Repr::Rows { buf, start, done } => {
                 let nd = nd();
                 quote!(#buf.slice_axis(#nd::Axis(0), #nd::Slice::from(#start..#start + #done)))
+            }
+            Repr::State { buf, kept } => {
+                let nd = nd();
+                quote!(#buf.view().insert_axis(#nd::Axis(0)).slice_axis_move(#nd::Axis(0), #nd::Slice::from(0..#kept)))
             }
         }
     }
@@ -72,7 +90,10 @@ impl Repr {
     /// The buffer that holds the value, if it owns one.
     pub fn buffer(&self) -> Option<&Ident> {
         match self {
-            Repr::Buffer(b) | Repr::Rows { buf: b, .. } => Some(b),
+            Repr::Buffer(b)
+            | Repr::Rows { buf: b, .. }
+            | Repr::State { buf: b, .. }
+            | Repr::StateRow { buf: b, .. } => Some(b),
             _ => None,
         }
     }
@@ -80,7 +101,15 @@ impl Repr {
     /// The value handed back by moving its buffer (no copy); the buffer is gone after.
     pub fn moved(&self) -> TokenStream {
         match self {
-            Repr::Buffer(b) => quote!(#b),
+            Repr::Buffer(b) | Repr::StateRow { buf: b, .. } => quote!(#b),
+            Repr::State { buf, kept } => {
+                let nd = nd();
+                quote!({
+                    let mut __rows = #buf.insert_axis(#nd::Axis(0));
+                    __rows.slice_axis_inplace(#nd::Axis(0), #nd::Slice::from(0..#kept));
+                    __rows
+                })
+            }
             Repr::Rows { buf, start, done } => {
                 let nd = nd();
                 quote!({
@@ -345,7 +374,14 @@ pub fn emit_in_place(
                     Repr::Scalar(ident.clone())
                 } else {
                     body.extend(quote!(let #ident = #view;));
-                    Repr::View(ident.clone())
+                    match (arg(0), &path[..]) {
+                        // `x[i]` of a state's last row: the state itself.
+                        (Repr::State { buf, .. }, [PathStep::Index]) => Repr::StateRow {
+                            row: ident.clone(),
+                            buf,
+                        },
+                        _ => Repr::View(ident.clone()),
+                    }
                 }
             }
             Op::SetSubtensor { path, inc } => {

@@ -651,14 +651,14 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                         #rt::kernels::ensure_shape(&mut #b, #nd::Dim([#kept]));
                         if #kept == 1 { #b[0] = #st; }
                     });
-                    Repr::Rows { buf: b, start: 0, done: kept }
+                    Repr::Rows {
+                        buf: b,
+                        start: 0,
+                        done: kept,
+                    }
                 } else {
-                    let v = format_ident!("{}last{}", prefix, j);
-                    body.extend(quote! {
-                        let #kept = #k.min(#done);
-                        let #v = #st.view().insert_axis(#nd::Axis(0)).slice_axis_move(#nd::Axis(0), #nd::Slice::from(0..#kept));
-                    });
-                    Repr::View(v)
+                    body.extend(quote!(let #kept = #k.min(#done);));
+                    Repr::State { buf: st, kept }
                 }
             }
             (Storage::Ring(_), Some(k)) => {
@@ -669,7 +669,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                     let #kept = #k.min(#done);
                     #rt::kernels::ring_tail(&mut #tail, #b.view(), #depth + #done, #kept);
                 });
-                Repr::Rows { buf: tail, start: 0, done: kept }
+                Repr::Rows {
+                    buf: tail,
+                    start: 0,
+                    done: kept,
+                }
             }
         });
     }

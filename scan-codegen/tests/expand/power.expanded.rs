@@ -161,18 +161,17 @@ pub fn power(
         }
     }
     let __scan_3_kept0 = 1usize.min(__scan_3_done);
-    let __scan_3_last0 = __scan_3_state0
-        .view()
-        .insert_axis(::scan_runtime::__private::ndarray::Axis(0))
-        .slice_axis_move(
-            ::scan_runtime::__private::ndarray::Axis(0),
-            ::scan_runtime::__private::ndarray::Slice::from(0..__scan_3_kept0),
-        );
     let __scan_5: i64 = -1i64;
     let __scan_6 = ::scan_runtime::__private::kernels::index(
-        __scan_3_last0.view(),
+        __scan_3_state0
+            .view()
+            .insert_axis(::scan_runtime::__private::ndarray::Axis(0))
+            .slice_axis_move(
+                ::scan_runtime::__private::ndarray::Axis(0),
+                ::scan_runtime::__private::ndarray::Slice::from(0..__scan_3_kept0),
+            ),
         __scan_5,
         "result[-1]",
     )?;
-    ::core::result::Result::Ok(__scan_6.view().to_owned())
+    ::core::result::Result::Ok(__scan_3_state0)
 }
