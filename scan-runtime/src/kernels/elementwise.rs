@@ -159,12 +159,15 @@ macro_rules! slice_loops {
 /// column vector), the map runs row by row through the slice loops above, vectorized, where
 /// `Zip` would go element by element. `false` (nothing written) otherwise.
 macro_rules! row_loops {
-    ($name:ident, $slices:ident: $($op:ident: $t:ident),+) => {
-        fn $name<$($t: Copy,)+ U, D: Dimension>(
+    ($name:ident, $slices:ident: $($op:ident: $t:ident $d:ident),+) => {
+        fn $name<$($t: Copy, $d: Dimension,)+ U, D: Dimension>(
             out: &mut ArrayViewMut<'_, U, D>,
-            ($($op,)+): ($(ArrayView<'_, $t, D>,)+),
+            ($($op,)+): ($(ArrayView<'_, $t, $d>,)+),
             f: &impl Fn($($t),+) -> U,
         ) -> bool {
+            $(let Some($op) = $op.broadcast(out.raw_dim()) else {
+                return false;
+            };)+
             let Some(last) = out.ndim().checked_sub(1) else {
                 return false;
             };
@@ -193,11 +196,11 @@ macro_rules! row_loops {
     };
 }
 
-row_loops!(rows1, slices1: a: A);
-row_loops!(rows2, slices2: a: A, b: B);
-row_loops!(rows3, slices3: a: A, b: B, c: C);
-row_loops!(rows4, slices4: a: A, b: B, c: C, d: E);
-row_loops!(rows5, slices5: a: A, b: B, c: C, d: E, e: F);
+row_loops!(rows1, slices1: a: A Da);
+row_loops!(rows2, slices2: a: A Da, b: B Db);
+row_loops!(rows3, slices3: a: A Da, b: B Db, c: C Dc);
+row_loops!(rows4, slices4: a: A Da, b: B Db, c: C Dc, d: E De);
+row_loops!(rows5, slices5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
 
 slice_loops!(slices1: a fill_a: A);
 slice_loops!(slices2: a fill_a: A, b fill_b: B);
@@ -226,10 +229,8 @@ where
             return Ok(());
         }
     }
-    if let (Some(a),) = (a.broadcast(out.raw_dim()),) {
-        if rows1(&mut out, (a,), &f) {
-            return Ok(());
-        }
+    if rows1(&mut out, (a.view(),), &f) {
+        return Ok(());
     }
     Zip::from(out).and_broadcast(a).for_each(|o, &x| *o = f(x));
     Ok(())
@@ -259,10 +260,8 @@ where
             return Ok(());
         }
     }
-    if let (Some(a), Some(b)) = (a.broadcast(out.raw_dim()), b.broadcast(out.raw_dim())) {
-        if rows2(&mut out, (a, b), &f) {
-            return Ok(());
-        }
+    if rows2(&mut out, (a.view(), b.view()), &f) {
+        return Ok(());
     }
     Zip::from(out)
         .and_broadcast(a)
@@ -303,14 +302,8 @@ where
             return Ok(());
         }
     }
-    if let (Some(a), Some(b), Some(c)) = (
-        a.broadcast(out.raw_dim()),
-        b.broadcast(out.raw_dim()),
-        c.broadcast(out.raw_dim()),
-    ) {
-        if rows3(&mut out, (a, b, c), &f) {
-            return Ok(());
-        }
+    if rows3(&mut out, (a.view(), b.view(), c.view()), &f) {
+        return Ok(());
     }
     Zip::from(out)
         .and_broadcast(a)
@@ -357,15 +350,8 @@ where
             return Ok(());
         }
     }
-    if let (Some(a), Some(b), Some(c), Some(d)) = (
-        a.broadcast(out.raw_dim()),
-        b.broadcast(out.raw_dim()),
-        c.broadcast(out.raw_dim()),
-        d.broadcast(out.raw_dim()),
-    ) {
-        if rows4(&mut out, (a, b, c, d), &f) {
-            return Ok(());
-        }
+    if rows4(&mut out, (a.view(), b.view(), c.view(), d.view()), &f) {
+        return Ok(());
     }
     Zip::from(out)
         .and_broadcast(a)
@@ -421,16 +407,12 @@ where
             return Ok(());
         }
     }
-    if let (Some(a), Some(b), Some(c), Some(d), Some(e)) = (
-        a.broadcast(out.raw_dim()),
-        b.broadcast(out.raw_dim()),
-        c.broadcast(out.raw_dim()),
-        d.broadcast(out.raw_dim()),
-        e.broadcast(out.raw_dim()),
+    if rows5(
+        &mut out,
+        (a.view(), b.view(), c.view(), d.view(), e.view()),
+        &f,
     ) {
-        if rows5(&mut out, (a, b, c, d, e), &f) {
-            return Ok(());
-        }
+        return Ok(());
     }
     Zip::from(out)
         .and_broadcast(a)
