@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod alloc;
 mod cases;
 mod inputs;
 mod kernels;

@@ -7,14 +7,9 @@
 use std::fmt::Display;
 use std::time::Instant;
 
-use peak_alloc::PeakAlloc;
 use scan_runtime::ndarray::{Array, Dimension};
 
-/// Every allocation of the process goes through this counter, so the peak bytes held
-/// during one call can be read (`peak_mb=`). It only adds two relaxed atomic operations per
-/// allocation, for every implementation alike.
-#[global_allocator]
-static ALLOC: PeakAlloc = PeakAlloc;
+use crate::alloc::ALLOC;
 
 /// A call's output, reduced to SPEC's checksum: the sum of all its elements as f64.
 pub trait Checksum {
@@ -179,12 +174,12 @@ fn needs_more(times_ms: &[f64], total_ms: f64) -> bool {
 
 /// The warm-up call: its output gives the checksum, its allocations the peak.
 fn first_call(imp: &mut Impl<'_>) -> Measurement {
-    ALLOC.reset_peak_usage();
-    let before = ALLOC.current_usage();
+    ALLOC.reset_peak();
+    let before = ALLOC.live();
     let start = Instant::now();
     let out = (imp.call)();
     let ms = start.elapsed().as_secs_f64() * 1e3;
-    let peak_bytes = ALLOC.peak_usage().saturating_sub(before);
+    let peak_bytes = ALLOC.peak().saturating_sub(before);
     let mut m = Measurement {
         name: imp.name,
         times_ms: Vec::new(),
