@@ -17,6 +17,8 @@ struct PeakAllocator;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
+/// Bytes asked for zero-filled (`alloc_zeroed`).
+static ZEROED: AtomicIsize = AtomicIsize::new(0);
 
 thread_local! {
     /// Whether this thread's allocations are being counted. Const-initialized and without
@@ -48,6 +50,9 @@ unsafe impl GlobalAlloc for PeakAllocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         grow(layout.size());
+        if COUNTING.with(Cell::get) {
+            ZEROED.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
         // SAFETY: as for `alloc`.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -74,13 +79,24 @@ static LOCK: Mutex<()> = Mutex::new(());
 /// The peak of heap bytes live during `f` beyond those live when it started, on this
 /// thread, and `f`'s result.
 fn peak_bytes<T>(f: impl FnOnce() -> T) -> (usize, T) {
+    let (peak, _, result) = peak_and_zeroed_bytes(f);
+    (peak, result)
+}
+
+/// [`peak_bytes`], and the bytes allocated zero-filled.
+fn peak_and_zeroed_bytes<T>(f: impl FnOnce() -> T) -> (usize, usize, T) {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     LIVE.store(0, Ordering::SeqCst);
     PEAK.store(0, Ordering::SeqCst);
+    ZEROED.store(0, Ordering::SeqCst);
     COUNTING.with(|c| c.set(true));
     let result = f();
     COUNTING.with(|c| c.set(false));
-    (PEAK.load(Ordering::SeqCst).max(0) as usize, result)
+    (
+        PEAK.load(Ordering::SeqCst).max(0) as usize,
+        ZEROED.load(Ordering::SeqCst).max(0) as usize,
+        result,
+    )
 }
 
 mod programs {
@@ -202,7 +218,8 @@ fn a_running_sum_keeping_every_step_holds_its_rows_once() {
 fn array_rows_are_written_in_place_not_through_a_buffer_of_the_step() {
     let (n, k) = (100_000, 6);
     let x0 = Array1::from_shape_fn(n, |i| (i % 11) as f64);
-    let (peak, (xs, ys)) = peak_bytes(|| programs::recentred(x0.view(), k).unwrap());
+    let (peak, zeroed, (xs, ys)) =
+        peak_and_zeroed_bytes(|| programs::recentred(x0.view(), k).unwrap());
     // Two traces (the recurrent one with its initial row) and one row for the map
     // output's first step, which makes its trace: no buffer of the step's besides.
     let row = n * std::mem::size_of::<f64>();
@@ -210,6 +227,12 @@ fn array_rows_are_written_in_place_not_through_a_buffer_of_the_step() {
     assert!(
         peak <= traces + row + 1024,
         "peak {peak} bytes for {traces} bytes of traces and a {row}-byte row"
+    );
+    // The traces are not zero-filled before their rows are written: the only memory asked
+    // for zeroed is the step's own buffer for the map output's first row.
+    assert!(
+        zeroed <= row + 1024,
+        "{zeroed} bytes allocated zero-filled for {traces} bytes of traces"
     );
     // By hand: x_t = x_{t-1} - max(x_{t-1}) / 2, y_t = 2 x_{t-1}.
     let mut x = x0.to_vec();

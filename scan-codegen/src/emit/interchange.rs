@@ -40,6 +40,8 @@ pub struct Names<'a> {
     pub avails: &'a [Ident],
     pub bufs: &'a [Ident],
     pub states: &'a [Ident],
+    /// Each full trace's `kernels::ArrayTrace` (rows of rank >= 1 always are arrays).
+    pub traces: &'a [Ident],
 }
 
 /// What a step input is.
@@ -123,7 +125,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                 let st = &names.states[j];
                 quote!(#st.shape())
             }
-            _ => {
+            Storage::Trace => {
+                let w = &names.traces[j];
+                quote!(#w.row_shape())
+            }
+            Storage::Ring(_) => {
                 let b = &names.bufs[j];
                 quote!(&#b.shape()[1..])
             }
@@ -185,10 +191,8 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                     let st = &names.states[j];
                     quote!(#rt::kernels::ensure_shape(&mut #st, #nd::Dim(#row));)
                 }
-                Storage::Trace => {
-                    let b = &names.bufs[j];
-                    quote!(#rt::kernels::try_ensure_shape("n_steps", &mut #b, #nd::Dim([#n, #(#axes),*]))?;)
-                }
+                // Set with the traces' rows below, after the last way out.
+                Storage::Trace => continue,
                 Storage::Ring(r) => {
                     let b = &names.bufs[j];
                     quote!(#rt::kernels::try_ensure_shape("n_steps", &mut #b, #nd::Dim([#r, #(#axes),*]))?;)
@@ -201,11 +205,25 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
         let out = id("out", j);
         let holder = match Storage::of(o) {
             Storage::State => &names.states[j],
-            _ => &names.bufs[j],
+            Storage::Ring(_) => &names.bufs[j],
+            Storage::Trace => continue,
         };
         block.extend(
             quote!(let ::core::option::Option::Some(#out) = #holder.as_slice_mut() else { #bail };),
         );
+    }
+    // A trace gets all its rows now (zeroed: the chunks write them piece by piece); the
+    // ordinary loop no longer runs, so nothing may bail after this.
+    for (j, o) in op.outputs.iter().enumerate() {
+        if !matches!(Storage::of(o), Storage::Trace) {
+            continue;
+        }
+        let (out, w) = (id("out", j), &names.traces[j]);
+        if !o.is_recurrent() {
+            block.extend(quote!(#w.start("n_steps", &#row, #n, #n)?;));
+        }
+        let depth = o.depth() as usize;
+        block.extend(quote!(let #out = #w.fill_rows("n_steps", #depth + #n)?;));
     }
 
     // Scalar step values, once: scalar non-sequences and what depends only on them.

@@ -1,8 +1,9 @@
 //! A scan node -> its loop. Before the loop: the number of steps (checked against every
-//! sequence), one buffer per output holding the initial state's rows followed by one row
-//! per step. In the loop: step arguments are views at computed offsets into the sequences
-//! and output buffers (taps are index arithmetic), the step's body, then each result is
-//! written into its row. After the loop: each output is a view of the rows the steps wrote.
+//! sequence), each output's storage with its initial state's rows (a trace that grows by
+//! a row per step, a ring, or the state alone). In the loop: step arguments are views at
+//! computed offsets into the sequences and output storage (taps are index arithmetic), the
+//! step's body, then each result is written into its row (or was, in place, by its
+//! kernel). After the loop: each output is a view of the rows the steps wrote.
 //! A scan marked by loop interchange also gets the interchanged loop (element chunks
 //! outer, steps inner: `emit/interchange.rs`), tried first on the same storage.
 
@@ -152,15 +153,20 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
 
     // Output storage, with the initial states in place.
     let buf = |j: usize| format_ident!("{}buf{}", prefix, j);
-    // A scalar output's full trace is written through a `ScalarTrace` (its taps are
-    // locals, so its rows are only written). Not with `until`: such a trace grows as steps
-    // are taken (`grow_rows`).
-    let pushed = |j: usize| {
-        op.step.ty(op.step.outputs[j]).rank == 0
-            && matches!(Storage::of(&op.outputs[j]), Storage::Trace)
-            && !op.has_until
-    };
+    // A full trace is built row after row as the steps are taken, in memory not zeroed
+    // first: a scalar output's through a `ScalarTrace` (its taps are locals, so its rows
+    // are only written), an array output's through an `ArrayTrace`. An `until` loop's
+    // trace starts with a few rows and grows.
+    let traced = |j: usize| matches!(Storage::of(&op.outputs[j]), Storage::Trace);
+    let pushed = |j: usize| traced(j) && op.step.ty(op.step.outputs[j]).rank == 0;
     let trace = |j: usize| format_ident!("{}trace{}", prefix, j);
+    let first_rows = |depth: usize| {
+        if op.has_until {
+            quote!(#depth + #n.min(#rt::kernels::UNTIL_FIRST_ROWS))
+        } else {
+            quote!(#depth + #n)
+        }
+    };
     let state = |j: usize| format_ident!("{}state{}", prefix, j);
     for (j, o) in op.outputs.iter().enumerate() {
         let row = op.step.ty(op.step.outputs[j]);
@@ -172,19 +178,6 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         if !matches!(storage, Storage::State) || row.rank == 0 {
             setup.extend(quote!(let mut #b: #owned = ::core::default::Default::default();));
         }
-        // Rows the buffer holds: the initial rows and every step, or the ring.
-        // An `until` loop's trace starts small and grows as steps are taken.
-        let grows = matches!(storage, Storage::Trace) && op.has_until;
-        let rows = match storage {
-            Storage::Ring(r) => quote!(#r),
-            _ if grows => quote!(#depth + #n.min(#rt::kernels::UNTIL_FIRST_ROWS)),
-            _ => quote!(#depth + #n),
-        };
-        let ensure = if grows {
-            quote!(try_ensure_rows)
-        } else {
-            quote!(try_ensure_shape)
-        };
         if let Storage::State = storage {
             let st = state(j);
             let init = op.init_input(j).map(|k| &args[k]);
@@ -219,10 +212,12 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             // A scalar trace is only ever written, row after row (its taps live in
             // registers): into memory that is not zero-filled first.
             let w = trace(j);
+            let first = first_rows(depth);
             body.extend(quote! {
                 let mut #w = #rt::kernels::ScalarTrace::new(
                     "n_steps",
                     #rt::kernels::take_rows(&mut #b),
+                    #first,
                     #depth + #n,
                 )?;
             });
@@ -252,6 +247,37 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             }
             continue;
         }
+        if traced(j) {
+            // An array trace: the initial rows first; a map output's row shape is its
+            // first result's.
+            let w = trace(j);
+            let first = first_rows(depth);
+            body.extend(quote!(let mut #w = #rt::kernels::ArrayTrace::new(&mut #b);));
+            if let Some(k) = op.init_input(j) {
+                let v = args[k].view();
+                let what = &o.label;
+                let init = format_ident!("{}init{}", prefix, j);
+                body.extend(quote!(let #init = #v;));
+                body.extend(if o.kind() == OutputKind::Mitsot {
+                    let taps = &o.taps;
+                    quote! {
+                        #rt::kernels::check_initial_rows(#what, #init.len_of(#nd::Axis(0)), &[#(#taps),*])?;
+                        #w.start("n_steps", &#init.shape()[1..], #first, #depth + #n)?;
+                        #w.push_rows(#what, #init.slice_axis(#nd::Axis(0), #nd::Slice::from(0..#depth)))?;
+                    }
+                } else {
+                    quote! {
+                        #w.start("n_steps", #init.shape(), #first, #depth + #n)?;
+                        #w.push_rows(#what, #init.insert_axis(#nd::Axis(0)))?;
+                    }
+                });
+            }
+            continue;
+        }
+        // What is left is a ring: the initial rows in its first slots.
+        let Storage::Ring(rows) = storage else {
+            continue;
+        };
         match o.kind() {
             OutputKind::Nitsot => {
                 // Row shape known after the first step; until then (and for 0 steps) zeros.
@@ -278,7 +304,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                 let init_view = init.view();
                 body.extend(quote! {
                     let #shape = #init_view.raw_dim();
-                    #rt::kernels::#ensure("n_steps", &mut #b, #dim)?;
+                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
                     #write
                 });
             }
@@ -292,7 +318,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                 body.extend(quote! {
                     let #shape = #v.raw_dim();
                     #rt::kernels::check_initial_rows(#what, #shape[0], &[#(#taps),*])?;
-                    #rt::kernels::#ensure("n_steps", &mut #b, #dim)?;
+                    #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
                     #b.slice_axis_mut(#nd::Axis(0), #nd::Slice::from(0..#depth))
                         .assign(&#v.slice_axis(#nd::Axis(0), #nd::Slice::from(0..#depth)));
                 });
@@ -326,17 +352,13 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }
     }
     let reg = |j: usize, i: usize| format_ident!("{}reg{}_{}", prefix, j, i);
-    // An output written in place is split each step into the rows before the current one
-    // (its taps read them) and the rest (the step writes the first of them).
+    // A recurrent output written in place gets its new row each step with the rows before
+    // it (its taps read them).
     let past = |j: usize| format_ident!("{}past{}", prefix, j);
     let rest = |j: usize| format_ident!("{}rest{}", prefix, j);
     let written = |j: usize| in_place(op, j);
     for (j, o) in op.outputs.iter().enumerate() {
-        let b = if written(j) && o.is_recurrent() {
-            past(j)
-        } else {
-            buf(j)
-        };
+        let b = buf(j);
         let depth = o.depth();
         let rank = op.step.ty(op.step.outputs[j]).rank;
         let storage = Storage::of(o);
@@ -373,6 +395,12 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                 // Scalar taps live in locals (registers), shifted each step.
                 let r = reg(j, offset);
                 quote!(#r)
+            } else if written(j) && o.is_recurrent() {
+                let p = past(j);
+                quote!(#p.index_axis(#nd::Axis(0), #at))
+            } else if traced(j) {
+                let w = trace(j);
+                quote!(#w.row(#at)?)
             } else {
                 quote!(#b.index_axis(#nd::Axis(0), #at))
             }));
@@ -388,36 +416,24 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }));
     }
 
-    // Before each step: an `until` loop's traces grow to hold its row; outputs written in
-    // place are split at it.
+    // Before each step: outputs written in place get their new row (a map output's from
+    // its second step on, when its row shape is known).
     let mut prologue = TokenStream::new();
     let mut targets = std::collections::HashMap::new();
     for (j, o) in op.outputs.iter().enumerate() {
-        let b = buf(j);
-        let depth = o.depth() as usize;
-        let at = quote!(#t + #depth);
-        if matches!(Storage::of(o), Storage::Trace) && op.has_until && !pushed(j) {
-            prologue.extend(
-                quote!(#rt::kernels::grow_rows("n_steps", &mut #b, #at + 1, #depth + #n)?;),
-            );
-        }
         if !written(j) {
             continue;
         }
-        let (p, r) = (past(j), rest(j));
+        let depth = o.depth() as usize;
+        let at = quote!(#t + #depth);
+        let (w, p, r) = (trace(j), past(j), rest(j));
         let (row, read_back) = if o.is_recurrent() {
             prologue.extend(quote! {
-                let (#p, mut #r) = #b.view_mut().split_at(#nd::Axis(0), #at);
+                let (#p, mut #r) = #w.next_row("n_steps")?;
             });
-            (
-                quote!(#r.index_axis_mut(#nd::Axis(0), 0)),
-                quote!(#r.index_axis(#nd::Axis(0), 0)),
-            )
+            (quote!(#r.view_mut()), quote!(#r.view()))
         } else {
-            (
-                quote!(#b.index_axis_mut(#nd::Axis(0), #at)),
-                quote!(#b.index_axis(#nd::Axis(0), #at)),
-            )
+            (quote!(#w.next_row("n_steps")?.1), quote!(#w.row(#at)?))
         };
         let output = output_name(op, j);
         let result = &op.step.node(op.step.outputs[j]).label;
@@ -521,27 +537,39 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             writes.extend(quote!(#check #write));
             continue;
         }
-        let lead = match storage {
-            Storage::Ring(r) => quote!(#r),
-            _ if op.has_until => quote!(#n.min(#rt::kernels::UNTIL_FIRST_ROWS)),
-            _ => quote!(#n),
+        if traced(j) {
+            // Appended to the trace, which checks its shape.
+            let w = trace(j);
+            let push = quote!(#w.push_row(#output, #result, #res_view)?;);
+            writes.extend(if o.kind() == OutputKind::Nitsot {
+                // A map output's rows are made from its first result; later rows are
+                // written in place when its kernel can.
+                let first = first_rows(0);
+                let start = quote!(#w.start("n_steps", #res_view.shape(), #first, #n)?;);
+                if written(j) {
+                    quote!(if #t == 0 { #start #push })
+                } else {
+                    quote!(if #t == 0 { #start } #push)
+                }
+            } else {
+                push
+            });
+            continue;
+        }
+        let Storage::Ring(lead) = storage else {
+            continue;
         };
         let check = quote!(#rt::kernels::check_step_shape(#output, #result, &#b.shape()[1..], #res_view.shape())?;);
         let write = quote!(#b.index_axis_mut(#nd::Axis(0), #at).assign(&#res_view););
         writes.extend(if o.kind() == OutputKind::Nitsot {
             // A map output's rows are made from its first result.
             let rs = format_ident!("{}rshape{}", prefix, j);
-            let dim = dim_with_lead(lead, &quote!(#rs), 0, row.rank);
+            let dim = dim_with_lead(quote!(#lead), &quote!(#rs), 0, row.rank);
             let first = quote! {
                 let #rs = #res_view.raw_dim();
                 #rt::kernels::try_ensure_shape("n_steps", &mut #b, #dim)?;
             };
-            if written(j) {
-                // Later rows are written in place, checked by the kernel.
-                quote!(if #t == 0 { #first #write })
-            } else {
-                quote!(if #t == 0 { #first } #check #write)
-            }
+            quote!(if #t == 0 { #first } #check #write)
         } else {
             quote!(#check #write)
         });
@@ -597,9 +625,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             idents(&seq, op.sequences.len()),
             idents(&avail, op.sequences.len()),
         );
-        let (bufs, states) = (
+        let (bufs, states, traces) = (
             idents(&buf, op.outputs.len()),
             idents(&state, op.outputs.len()),
+            idents(&trace, op.outputs.len()),
         );
         let names = interchange::Names {
             n: &n,
@@ -607,6 +636,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             avails: &avails,
             bufs: &bufs,
             states: &states,
+            traces: &traces,
         };
         let ic_block = interchange::emit(op, args, prefix, &names);
         let ran = format_ident!("{}ic", prefix);
@@ -624,10 +654,22 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         });
     }
 
-    // Scalar traces: their rows become the output buffers.
-    for j in (0..op.outputs.len()).filter(|&j| pushed(j)) {
+    // Traces: their rows become the output buffers (a map output's rows of a loop without
+    // steps have shape zero).
+    for j in (0..op.outputs.len()).filter(|&j| traced(j)) {
         let (b, w) = (buf(j), trace(j));
-        body.extend(quote!(#b = #w.finish();));
+        let row = op.step.ty(op.step.outputs[j]);
+        body.extend(if pushed(j) {
+            quote!(#b = #w.finish();)
+        } else if op.outputs[j].is_recurrent() {
+            quote!(#b = #w.finish()?;)
+        } else {
+            let zeros = dim_with_lead(quote!(0), &quote!([0usize; 8]), 0, row.rank);
+            quote! {
+                #b = #w.finish()?;
+                if #n == 0 { #rt::kernels::ensure_shape(&mut #b, #zeros); }
+            }
+        });
     }
 
     // Results: the rows the steps wrote, or the last ones kept.

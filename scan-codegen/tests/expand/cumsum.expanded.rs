@@ -33,6 +33,7 @@ pub fn cumsum(
         "n_steps",
         ::scan_runtime::__private::kernels::take_rows(&mut __scan_2_buf0),
         1usize + __scan_2_n_steps,
+        1usize + __scan_2_n_steps,
     )?;
     __scan_2_trace0.push(__scan_1)?;
     let mut __scan_2_reg0_0 = __scan_1;

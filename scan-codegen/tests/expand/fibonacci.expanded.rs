@@ -33,44 +33,26 @@ pub fn fibonacci(
         )?;
         __scan_3_n_steps
     };
-    let __scan_3_shape0 = __scan_0.view().raw_dim();
+    let mut __scan_3_trace0 = ::scan_runtime::__private::kernels::ScalarTrace::new(
+        "n_steps",
+        ::scan_runtime::__private::kernels::take_rows(&mut __scan_3_buf0),
+        2usize
+            + __scan_3_n_steps.min(::scan_runtime::__private::kernels::UNTIL_FIRST_ROWS),
+        2usize + __scan_3_n_steps,
+    )?;
+    let __scan_3_init0 = __scan_0.view();
     ::scan_runtime::__private::kernels::check_initial_rows(
         "init",
-        __scan_3_shape0[0],
+        __scan_3_init0.len(),
         &[-2i64, -1i64],
     )?;
-    ::scan_runtime::__private::kernels::try_ensure_rows(
-        "n_steps",
-        &mut __scan_3_buf0,
-        ::scan_runtime::__private::ndarray::Dim([
-            2usize
-                + __scan_3_n_steps
-                    .min(::scan_runtime::__private::kernels::UNTIL_FIRST_ROWS),
-        ]),
-    )?;
-    __scan_3_buf0
-        .slice_axis_mut(
-            ::scan_runtime::__private::ndarray::Axis(0),
-            ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
-        )
-        .assign(
-            &__scan_0
-                .view()
-                .slice_axis(
-                    ::scan_runtime::__private::ndarray::Axis(0),
-                    ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
-                ),
-        );
-    let mut __scan_3_reg0_0 = __scan_3_buf0[0usize];
-    let mut __scan_3_reg0_1 = __scan_3_buf0[1usize];
+    for __scan_3_i in 0..2usize {
+        __scan_3_trace0.push(__scan_3_init0[__scan_3_i])?;
+    }
+    let mut __scan_3_reg0_0 = __scan_0.view()[0usize];
+    let mut __scan_3_reg0_1 = __scan_0.view()[1usize];
     let mut __scan_3_done: usize = __scan_3_n_steps;
     '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
-        ::scan_runtime::__private::kernels::grow_rows(
-            "n_steps",
-            &mut __scan_3_buf0,
-            __scan_3_t + 2usize + 1,
-            2usize + __scan_3_n_steps,
-        )?;
         let __scan_3_0 = __scan_3_reg0_0;
         let __scan_3_1 = __scan_3_reg0_1;
         let __scan_3_2 = __scan_1;
@@ -79,7 +61,7 @@ pub fn fibonacci(
             __scan_3_1,
         );
         let __scan_3_4: bool = (__scan_3_3 > __scan_3_2);
-        __scan_3_buf0[__scan_3_t + 2usize] = __scan_3_3;
+        __scan_3_trace0.push(__scan_3_3)?;
         __scan_3_reg0_0 = __scan_3_reg0_1;
         __scan_3_reg0_1 = __scan_3_3;
         if __scan_3_4 {
@@ -87,6 +69,7 @@ pub fn fibonacci(
             break '__scan_3_loop;
         }
     }
+    __scan_3_buf0 = __scan_3_trace0.finish();
     ::core::result::Result::Ok({
         let mut __rows = __scan_3_buf0;
         __rows

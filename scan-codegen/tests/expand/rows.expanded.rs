@@ -65,44 +65,37 @@ pub fn rows(
         &[0i64],
     )?;
     let __scan_3_n_steps: usize = [__scan_3_avail0].into_iter().min().unwrap_or(0);
-    let __scan_3_shape0 = __scan_1.view().raw_dim();
+    let mut __scan_3_trace0 = ::scan_runtime::__private::kernels::ArrayTrace::new(
+        &mut __scan_3_buf0,
+    );
+    let __scan_3_init0 = __scan_1.view();
     ::scan_runtime::__private::kernels::check_initial_rows(
         "init",
-        __scan_3_shape0[0],
+        __scan_3_init0.len_of(::scan_runtime::__private::ndarray::Axis(0)),
         &[-2i64, -1i64],
     )?;
-    ::scan_runtime::__private::kernels::try_ensure_shape(
-        "n_steps",
-        &mut __scan_3_buf0,
-        ::scan_runtime::__private::ndarray::Dim([
+    __scan_3_trace0
+        .start(
+            "n_steps",
+            &__scan_3_init0.shape()[1..],
             2usize + __scan_3_n_steps,
-            __scan_3_shape0[1usize],
-        ]),
-    )?;
-    __scan_3_buf0
-        .slice_axis_mut(
-            ::scan_runtime::__private::ndarray::Axis(0),
-            ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
-        )
-        .assign(
-            &__scan_1
-                .view()
+            2usize + __scan_3_n_steps,
+        )?;
+    __scan_3_trace0
+        .push_rows(
+            "init",
+            __scan_3_init0
                 .slice_axis(
                     ::scan_runtime::__private::ndarray::Axis(0),
                     ::scan_runtime::__private::ndarray::Slice::from(0..2usize),
                 ),
-        );
-    if __scan_3_n_steps == 0 {
-        ::scan_runtime::__private::kernels::ensure_shape(
-            &mut __scan_3_buf1,
-            ::scan_runtime::__private::ndarray::Dim([0, [0usize; 8][0usize]]),
-        );
-    }
+        )?;
+    let mut __scan_3_trace1 = ::scan_runtime::__private::kernels::ArrayTrace::new(
+        &mut __scan_3_buf1,
+    );
     let mut __scan_3_done: usize = __scan_3_n_steps;
     '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
-        let (__scan_3_past0, mut __scan_3_rest0) = __scan_3_buf0
-            .view_mut()
-            .split_at(::scan_runtime::__private::ndarray::Axis(0), __scan_3_t + 2usize);
+        let (__scan_3_past0, mut __scan_3_rest0) = __scan_3_trace0.next_row("n_steps")?;
         let __scan_3_0 = __scan_3_seq0
             .index_axis(
                 ::scan_runtime::__private::ndarray::Axis(0),
@@ -138,11 +131,7 @@ pub fn rows(
         } else {
             ::scan_runtime::__private::kernels::map1(
                 ::scan_runtime::__private::kernels::Row::new(
-                    __scan_3_buf1
-                        .index_axis_mut(
-                            ::scan_runtime::__private::ndarray::Axis(0),
-                            __scan_3_t + 0usize,
-                        ),
+                    __scan_3_trace1.next_row("n_steps")?.1,
                     "1",
                     "h_tm1 * 2.0",
                 ),
@@ -151,16 +140,11 @@ pub fn rows(
                 #[inline(always)]
                 |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
-            __scan_3_buf1
-                .index_axis(
-                    ::scan_runtime::__private::ndarray::Axis(0),
-                    __scan_3_t + 0usize,
-                )
+            __scan_3_trace1.row(__scan_3_t + 0usize)?
         };
         ::scan_runtime::__private::kernels::map3(
             ::scan_runtime::__private::kernels::Row::new(
-                __scan_3_rest0
-                    .index_axis_mut(::scan_runtime::__private::ndarray::Axis(0), 0),
+                __scan_3_rest0.view_mut(),
                 "`init`",
                 "tanh(h_tm1.dot(w) + h_tm2 + x_t)",
             ),
@@ -176,25 +160,25 @@ pub fn rows(
                 __e5
             },
         )?;
-        let __scan_3_7_row = __scan_3_rest0
-            .index_axis(::scan_runtime::__private::ndarray::Axis(0), 0);
+        let __scan_3_7_row = __scan_3_rest0.view();
         if __scan_3_t == 0 {
-            let __scan_3_rshape1 = __scan_3_6.view().raw_dim();
-            ::scan_runtime::__private::kernels::try_ensure_shape(
-                "n_steps",
-                &mut __scan_3_buf1,
-                ::scan_runtime::__private::ndarray::Dim([
+            __scan_3_trace1
+                .start(
+                    "n_steps",
+                    __scan_3_6.view().shape(),
+                    0usize + __scan_3_n_steps,
                     __scan_3_n_steps,
-                    __scan_3_rshape1[0usize],
-                ]),
-            )?;
-            __scan_3_buf1
-                .index_axis_mut(
-                    ::scan_runtime::__private::ndarray::Axis(0),
-                    __scan_3_t + 0usize,
-                )
-                .assign(&__scan_3_6.view());
+                )?;
+            __scan_3_trace1.push_row("1", "h_tm1 * 2.0", __scan_3_6.view())?;
         }
+    }
+    __scan_3_buf0 = __scan_3_trace0.finish()?;
+    __scan_3_buf1 = __scan_3_trace1.finish()?;
+    if __scan_3_n_steps == 0 {
+        ::scan_runtime::__private::kernels::ensure_shape(
+            &mut __scan_3_buf1,
+            ::scan_runtime::__private::ndarray::Dim([0, [0usize; 8][0usize]]),
+        );
     }
     ::core::result::Result::Ok((
         {

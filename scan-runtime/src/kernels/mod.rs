@@ -5,6 +5,7 @@
 //! whose shapes are stable allocates nothing after its first step. Size problems come
 //! back as [`crate::Error`] values, never as panics.
 
+pub mod array_trace;
 pub mod buffer;
 pub mod dot;
 pub mod elementwise;
@@ -18,9 +19,9 @@ pub mod scalar_trace;
 pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
+pub use array_trace::ArrayTrace;
 pub use buffer::{
-    broadcast_shape, ensure_shape, grow_rows, try_ensure_rows, try_ensure_shape, Destination, Row,
-    UNTIL_FIRST_ROWS,
+    broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
 };
 pub use dot::{
     dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm, dot_vv, DotSumScratch, DotSumText,

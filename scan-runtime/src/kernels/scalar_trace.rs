@@ -3,12 +3,11 @@
 //!
 //! A scalar recurrence reads its past from registers, so its trace is only ever written,
 //! row after row. Allocating it with zeros (`calloc`) costs a pass over the whole buffer
-//! whenever the allocator hands back memory it had before (a loop called again and again):
-//! a third of a cumulative sum's time. [`ScalarTrace`] writes into a vector's spare
-//! capacity instead and sets its length to the rows written at the end, like `Vec::push`
-//! without `push`'s loads and stores of the vector on every step. Only for loops without
-//! `until`, whose rows are all known before the loop (an `until` trace grows as steps are
-//! taken: `buffer::grow_rows`).
+//! whenever the allocator hands back memory it had before (a loop called again and again).
+//! [`ScalarTrace`] writes into a vector's spare capacity instead and sets its length to the
+//! rows written at the end, like `Vec::push` without `push`'s loads and stores of the
+//! vector on every step. The rows of every step are reserved before the loop; an `until`
+//! loop, which may stop long before its bound, reserves a few and doubles them as it goes.
 
 use ndarray::Array1;
 
@@ -21,6 +20,8 @@ pub struct ScalarTrace<T: Copy> {
     rows: Vec<T>,
     /// Rows written so far: the first `written` elements of the capacity.
     written: usize,
+    /// The most rows the loop can write: room is never reserved beyond it.
+    bound: usize,
 }
 
 /// The memory of `buf`, emptied, for a [`ScalarTrace`] to fill (its capacity is kept, so a
@@ -33,9 +34,10 @@ pub fn take_rows<T: Copy>(buf: &mut Array1<T>) -> Vec<T> {
 }
 
 impl<T: Copy> ScalarTrace<T> {
-    /// Room for `rows` rows in `memory` (from [`take_rows`]). `Err(InvalidArgument)` naming
-    /// `what` when the memory cannot be had.
-    pub fn new(what: &str, mut memory: Vec<T>, rows: usize) -> Result<Self> {
+    /// Room for `rows` rows in `memory` (from [`take_rows`]; emptied), growing up to `bound`
+    /// rows. `Err(InvalidArgument)` naming `what` when the memory cannot be had.
+    pub fn new(what: &str, mut memory: Vec<T>, rows: usize, bound: usize) -> Result<Self> {
+        let rows = rows.min(bound);
         memory.clear();
         memory
             .try_reserve_exact(rows)
@@ -43,21 +45,27 @@ impl<T: Copy> ScalarTrace<T> {
         Ok(ScalarTrace {
             rows: memory,
             written: 0,
+            bound,
         })
     }
 
-    /// Writes the next row. `Err` past the rows reserved (generated loops reserve a row
-    /// per step, so they never see it).
+    /// Writes the next row. `Err` past the bound (generated loops never write more rows
+    /// than they have steps, so they never see it).
     #[inline(always)]
     pub fn push(&mut self, x: T) -> Result<()> {
-        match self.rows.spare_capacity_mut().get_mut(self.written) {
-            Some(slot) => {
-                slot.write(x);
-                self.written += 1;
-                Ok(())
-            }
-            None => Err(too_many("n_steps", self.written + 1)),
+        if let Some(slot) = self.rows.spare_capacity_mut().get_mut(self.written) {
+            slot.write(x);
+        } else {
+            // The room is used up (an `until` loop going on). The vector goes to the
+            // growing function by value, so no call ever takes the trace's address and it
+            // stays in registers on the common path.
+            let rows = std::mem::take(&mut self.rows);
+            let (rows, pushed) = grown_with(rows, self.written, self.bound, x);
+            self.rows = rows;
+            pushed?;
         }
+        self.written += 1;
+        Ok(())
     }
 
     /// The rows written, as the output's buffer.
@@ -68,6 +76,42 @@ impl<T: Copy> ScalarTrace<T> {
         // counts a slot it found in the spare capacity). Nothing else wrote the vector.
         unsafe { rows.set_len(self.written) };
         Array1::from_vec(rows)
+    }
+}
+
+/// `rows` (empty, its first `written` spare elements written) with room for twice the rows
+/// (at most `bound`; at least one more) and `x` written after them; or as it was, with the
+/// `Err`, when it cannot have the room.
+#[cold]
+#[inline(never)]
+fn grown_with<T: Copy>(
+    mut rows: Vec<T>,
+    written: usize,
+    bound: usize,
+    x: T,
+) -> (Vec<T>, Result<()>) {
+    let more = written.max(1).min(bound.saturating_sub(written));
+    let full = || Err(too_many("n_steps", written + 1));
+    if more == 0 {
+        return (rows, full());
+    }
+    // SAFETY: the first `written` elements of the capacity were each written by `push`
+    // before being counted; they become the vector's elements, so the reallocation keeps
+    // them. (`written` <= capacity: `push` only counts a slot it found.)
+    unsafe { rows.set_len(written) };
+    let room = rows.try_reserve_exact(more);
+    // Written rows go back to the spare capacity: a shorter length only forgets elements,
+    // which need no drop (`T: Copy`).
+    rows.clear();
+    if room.is_err() {
+        return (rows, Err(too_many("n_steps", written + more)));
+    }
+    match rows.spare_capacity_mut().get_mut(written) {
+        Some(slot) => {
+            slot.write(x);
+            (rows, Ok(()))
+        }
+        None => (rows, full()),
     }
 }
 
@@ -90,7 +134,7 @@ mod tests {
             memory.is_empty() && memory.capacity() >= 5,
             "memory kept, emptied"
         );
-        let mut t = ScalarTrace::new("n_steps", memory, 3).unwrap();
+        let mut t = ScalarTrace::new("n_steps", memory, 3, 3).unwrap();
         for x in [1, 2, 3] {
             t.push(x).unwrap();
         }
@@ -99,21 +143,29 @@ mod tests {
 
     #[test]
     fn fewer_rows_than_reserved_and_too_many() {
-        let mut t = ScalarTrace::new("n_steps", Vec::new(), 4).unwrap();
+        let mut t = ScalarTrace::new("n_steps", Vec::new(), 4, 4).unwrap();
         t.push(0.5f64).unwrap();
         assert_eq!(t.finish().to_vec(), vec![0.5]);
-        let mut t = ScalarTrace::new("n_steps", Vec::with_capacity(0), 0).unwrap();
-        let mut pushed = 0;
-        while t.push(1u8).is_ok() {
-            pushed += 1;
+        let mut t = ScalarTrace::new("n_steps", Vec::with_capacity(0), 0, 0).unwrap();
+        assert!(t.push(1u8).is_err(), "nothing beyond the bound");
+        assert_eq!(t.finish().len(), 0);
+    }
+
+    #[test]
+    fn an_until_trace_grows_keeping_its_rows_up_to_its_bound() {
+        let mut t = ScalarTrace::new("n_steps", vec![9i32; 3], 2, 37).unwrap();
+        for x in 0..37 {
+            t.push(x * x).unwrap();
         }
-        // The capacity may exceed what was asked (never less): every row counted is there.
-        assert_eq!(t.finish().len(), pushed);
+        assert!(t.push(0).is_err(), "the bound");
+        assert!(t.rows.capacity() >= 37, "rows kept after the error");
+        let rows = t.finish();
+        assert_eq!(rows.to_vec(), (0..37).map(|x| x * x).collect::<Vec<_>>());
     }
 
     #[test]
     fn an_impossible_size_is_an_error_naming_it() {
-        let e = ScalarTrace::<u64>::new("n_steps", Vec::new(), usize::MAX / 2)
+        let e = ScalarTrace::<u64>::new("n_steps", Vec::new(), usize::MAX / 2, usize::MAX)
             .err()
             .expect("cannot reserve");
         assert!(
