@@ -10,6 +10,12 @@
 //! with one more leading axis (for elementwise operations: every sequence-derived operand
 //! has the result's rank, so broadcasting against non-sequences still aligns).
 //!
+//! Scalar rows are moved only for work that costs more than the memory it would cost: a
+//! transcendental function (`exp`, `log`, `tanh`, `sigmoid`, `pow`), which runs vectorized
+//! over the whole sequence. Cheap scalar work (a cast, an add) costs one instruction in the
+//! loop; moved, it would cost a store and a load per step and an array of the sequence's
+//! length (the polynomial's `f64(c_t)` became an 8 MB array).
+//!
 //! Never moved: anything reading an output tap; nodes combining two taps or two sequences
 //! (their rows would have to be aligned first); indexing, reductions and transposes of a
 //! row (their whole-sequence form is a different operation). The moved work runs over
@@ -22,7 +28,7 @@ use std::collections::HashMap;
 use super::edit::{add_sequence, outer_input};
 use super::lift::{self, Source};
 use super::{each_scan, Log};
-use crate::ir::{Graph, NodeId, Op, ScanOp};
+use crate::ir::{ElemOp, Graph, NodeId, Op, ScanOp};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     each_scan(g, |g, op, inputs, label| {
@@ -76,6 +82,20 @@ fn reads_arange(op: &ScanOp, index: usize) -> bool {
         .is_some_and(|s| op.sequences[s].arange)
 }
 
+/// Whether the row work ending at `id` calls a transcendental function (worth a pass over
+/// the whole sequence even for scalar rows).
+fn costly(step: &Graph, src: &[Source], id: NodeId) -> bool {
+    let node = step.node(id);
+    if !matches!(src[id.0], Source::Row(_)) {
+        return false;
+    }
+    let own = matches!(
+        node.op,
+        Op::Elemwise(ElemOp::Exp | ElemOp::Log | ElemOp::Tanh | ElemOp::Sigmoid | ElemOp::Pow)
+    );
+    own || node.inputs.iter().any(|&i| costly(step, src, i))
+}
+
 /// Moves the sequence work of `op`'s step into `g`; returns (label, what) of each move.
 fn push_out(
     g: &mut Graph,
@@ -86,6 +106,7 @@ fn push_out(
     let users = op.step.consumers();
     let roots: Vec<NodeId> = (0..op.step.nodes.len())
         .filter(|&i| matches!(src[i], Source::Row(_)) && lift::worth_moving(&op.step.nodes[i].op))
+        .filter(|&i| op.step.nodes[i].ty.rank > 0 || costly(&op.step, &src, NodeId(i)))
         .filter(|&i| {
             users[i].iter().any(|u| src[u.0] != src[i]) || op.step.outputs.contains(&NodeId(i))
         })
@@ -187,18 +208,28 @@ mod tests {
     }
 
     #[test]
-    fn elementwise_work_on_a_tap_moves_with_its_window() {
-        // Two taps of u: each product moves as its own sequence with u's window.
+    fn elementwise_work_on_a_tap_moves_with_its_window_cheap_scalar_work_stays() {
+        // Two taps of u, scalar rows: the exponential moves as its own sequence with u's
+        // window; the product by 2 costs less in the loop than an array of it would.
         let src = "pub fn f(u: ArrayView1<f64>, a: f64) -> Result<Array1<f64>> {
             let y = scan(|u_tm2, u_t, y, a| y * 0.5 + exp(u_t * a) - u_tm2 * 2.0, sequences = taps(u, [-2, 0]), outputs_info = 0.0, non_sequences = a, go_backwards = true);
             Ok(y)
         }";
         let (_, fired) = apply(src, Pass::PushOutSeq);
-        assert_eq!(fired.len(), 2, "{fired:?}");
+        assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
-            fired
-                .iter()
-                .any(|f| f.contains("`exp(u_t * a)` is computed for all steps")),
+            fired[0].contains("`exp(u_t * a)` is computed for all steps"),
+            "{fired:?}"
+        );
+        // Vector rows: the same cheap work moves (one kernel call per step saved).
+        let rows = "pub fn f(u: ArrayView2<f64>, y0: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let y = scan(|u_t, y| y * 0.5 - u_t * 2.0, sequences = u, outputs_info = y0);
+            Ok(y)
+        }";
+        let (_, fired) = apply(rows, Pass::PushOutSeq);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].contains("`u_t * 2.0` is computed for all steps"),
             "{fired:?}"
         );
         for n in [0usize, 1, 2, 3, 4, 9] {
