@@ -15,29 +15,35 @@ use crate::element::{Cast, Float};
 /// A chain of carried multiplies is re-anchored with `powf` after this many.
 pub const ANCHOR_EVERY: u32 = 64;
 
-/// The state of one `pow` node of a loop: the last base, exponent and power.
+/// The state of one `pow` node of a loop: the chain's base, the exponent it continues
+/// with, and that power, computed after the previous call.
 #[derive(Clone, Copy, Debug)]
 pub struct Powers {
-    base: f64,
-    exponent: f64,
+    /// Bits of the chain's base.
+    base_bits: u64,
+    /// The exponent a chained call has.
+    next_exponent: f64,
+    /// `base ** next_exponent`, carried.
     power: f64,
-    /// Multiplies since the last `powf`; `ANCHOR_EVERY` also when there is no chain.
-    carried: u32,
+    /// Chained calls left before the next `powf`; 0 when there is no chain.
+    left: u32,
 }
 
 impl Default for Powers {
     fn default() -> Self {
         Powers {
-            base: f64::NAN,
-            exponent: f64::NAN,
+            base_bits: f64::NAN.to_bits(),
+            next_exponent: f64::NAN,
             power: f64::NAN,
-            carried: ANCHOR_EVERY,
+            left: 0,
         }
     }
 }
 
 impl Powers {
-    /// `base ** exponent`.
+    /// `base ** exponent`. The common path (same base, exponent one more than last time)
+    /// is two compares, one multiply and one check of the product, all on values the
+    /// loop keeps in registers: the state is never passed by reference to a call.
     #[inline]
     pub fn pow<T>(&mut self, base: T, exponent: T) -> T
     where
@@ -45,32 +51,42 @@ impl Powers {
         f64: Cast<T>,
     {
         let (b, e): (f64, f64) = (base.cast(), exponent.cast());
-        let chained = self.carried < ANCHOR_EVERY
-            && b.to_bits() == self.base.to_bits()
-            && e == self.exponent + 1.0
-            && b.is_normal()
-            && self.power.is_normal();
-        if chained {
-            self.power *= b;
-            self.carried += 1;
+        let p = if self.left > 0 && b.to_bits() == self.base_bits && e == self.next_exponent {
+            self.left -= 1;
+            self.power
         } else {
-            self.power = if core::mem::size_of::<T>() == 4 {
-                // The f32 `powf`, exactly: a chain then starts from it.
-                Cast::<f64>::cast(base.powf(exponent))
-            } else {
-                b.powf(e)
-            };
-            self.carried = 0;
+            let (p, left) = anchor(base, exponent);
+            self.base_bits = b.to_bits();
+            self.left = left;
+            p
+        };
+        self.next_exponent = e + 1.0;
+        self.power = p * b;
+        if !self.power.is_normal() {
+            // Zero, subnormal, infinite or NaN: no chain from here.
+            self.left = 0;
         }
-        self.base = b;
-        self.exponent = e;
-        if !self.power.is_normal() || e.abs() >= 9_007_199_254_740_992.0 {
-            // Zero, subnormal, infinite or NaN powers, or exponents past 2^53 (where + 1
-            // is not exact): no chain from here.
-            self.carried = ANCHOR_EVERY;
-        }
-        Cast::<T>::cast(self.power)
+        Cast::<T>::cast(p)
     }
+}
+
+/// `base ** exponent` by `powf` (the f32 one for f32, exactly: a chain then starts from
+/// it), and how many chained calls may follow it: none for a base or power that is not a
+/// normal float, or an exponent near 2^53 (where + 1 is not exact).
+#[cold]
+#[inline(never)]
+fn anchor<T>(base: T, exponent: T) -> (f64, u32)
+where
+    T: Float + Cast<f64>,
+{
+    let (b, e): (f64, f64) = (base.cast(), exponent.cast());
+    let p = if core::mem::size_of::<T>() == 4 {
+        Cast::<f64>::cast(base.powf(exponent))
+    } else {
+        b.powf(e)
+    };
+    let chains = b.is_normal() && p.is_normal() && e.abs() < 9_007_199_254_740_992.0 - 1024.0;
+    (p, if chains { ANCHOR_EVERY } else { 0 })
 }
 
 #[cfg(test)]
