@@ -506,8 +506,10 @@ fn map_kernel(
     let kernel = format_ident!("map{}", arrays.len());
     // `#[inline(always)]`: the kernel calls the closure from its AVX2 loop and its
     // fallback; without it LLVM inlines a long chain into neither, and the AVX2 loop calls
-    // it once per element instead of running it on vectors.
-    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, #[inline(always)] |#(#params),*| #body)?;)
+    // it once per element instead of running it on vectors. `move`: scalar operands are
+    // copied into the closure; captured by reference, each element reloads them (the
+    // output might alias them) and the loop does not vectorize.
+    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, #[inline(always)] move |#(#params),*| #body)?;)
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the

@@ -149,7 +149,7 @@ pub fn power(
                 __scan_3_1.view(),
                 "prior * a",
                 #[inline(always)]
-                |__x0, __x1| ::scan_runtime::__private::math::mul(__x0, __x1),
+                move |__x0, __x1| ::scan_runtime::__private::math::mul(__x0, __x1),
             )?;
             ::scan_runtime::__private::kernels::check_step_shape(
                 "`ones_like(a)`",

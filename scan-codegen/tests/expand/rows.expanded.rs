@@ -125,7 +125,7 @@ pub fn rows(
                 __scan_3_2.view(),
                 "h_tm1 * 2.0",
                 #[inline(always)]
-                |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
+                move |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
             __scan_3_6.view()
         } else {
@@ -138,7 +138,7 @@ pub fn rows(
                 __scan_3_2.view(),
                 "h_tm1 * 2.0",
                 #[inline(always)]
-                |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
+                move |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
             __scan_3_trace1.row(__scan_3_t + 0usize)?
         };
@@ -153,7 +153,7 @@ pub fn rows(
             __scan_3_0.view(),
             "tanh(h_tm1.dot(w) + h_tm2 + x_t)",
             #[inline(always)]
-            |__x0, __x1, __x2| {
+            move |__x0, __x1, __x2| {
                 let __e3: f64 = ::scan_runtime::__private::math::add(__x0, __x1);
                 let __e4: f64 = ::scan_runtime::__private::math::add(__e3, __x2);
                 let __e5: f64 = ::scan_runtime::__private::math::tanh(__e4);
