@@ -32,10 +32,8 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     /// An empty trace in the memory of `buf` (emptied; its capacity is kept, so a loop run
     /// again inside an enclosing loop reuses it). Its row shape is set by [`Self::start`].
     pub fn new(buf: &mut Array<T, D>) -> Self {
-        let (mut data, _) = std::mem::take(buf).into_raw_vec_and_offset();
-        data.clear();
         ArrayTrace {
-            data,
+            data: super::take_rows(buf),
             // Rank 1 for `IxDyn` until the row shape is known: no element either way.
             dim: D::zeros(D::NDIM.unwrap_or(1)),
             row_len: 0,
@@ -271,18 +269,15 @@ mod tests {
         let e = tr
             .push_row("`h0`", "tanh(h)", array![1.0f32, 2.0].view())
             .unwrap_err();
-        match e {
+        assert_eq!(
+            e,
             Error::StepResultShape {
-                output,
-                result,
-                expected,
-                found,
-            } => {
-                assert_eq!((output.as_str(), result.as_str()), ("`h0`", "tanh(h)"));
-                assert_eq!((expected, found), (vec![3], vec![2]));
+                output: "`h0`".into(),
+                result: "tanh(h)".into(),
+                expected: vec![3],
+                found: vec![2],
             }
-            other => panic!("{other:?}"),
-        }
+        );
     }
 
     #[test]

@@ -79,18 +79,15 @@ mod row_tests {
         let long = array![1.0, 2.0, 3.0];
         let row = Row::new(trace.index_axis_mut(Axis(0), 2), "`h`", "long + 1");
         let e = map2(row, long.view(), long.view(), "long + 1", |x, y| x + y).unwrap_err();
-        match e {
+        assert_eq!(
+            e,
             Error::StepResultShape {
-                output,
-                result,
-                expected,
-                found,
-            } => {
-                assert_eq!((output.as_str(), result.as_str()), ("`h`", "long + 1"));
-                assert_eq!((expected, found), (vec![2], vec![3]));
+                output: "`h`".into(),
+                result: "long + 1".into(),
+                expected: vec![2],
+                found: vec![3],
             }
-            other => panic!("{other}"),
-        }
+        );
         assert_eq!(trace.row(2).to_vec(), vec![0.0, 0.0], "nothing written");
     }
 

@@ -9,7 +9,7 @@
 //! vector on every step. The rows of every step are reserved before the loop; an `until`
 //! loop, which may stop long before its bound, reserves a few and doubles them as it goes.
 
-use ndarray::Array1;
+use ndarray::{Array, Array1, Dimension};
 
 use crate::error::{Error, Result};
 
@@ -24,11 +24,10 @@ pub struct ScalarTrace<T: Copy> {
     bound: usize,
 }
 
-/// The memory of `buf`, emptied, for a [`ScalarTrace`] to fill (its capacity is kept, so a
-/// loop run again in an enclosing loop reuses it).
-pub fn take_rows<T: Copy>(buf: &mut Array1<T>) -> Vec<T> {
-    let (mut rows, _) =
-        std::mem::replace(buf, Array1::from_vec(Vec::new())).into_raw_vec_and_offset();
+/// The memory of `buf`, emptied, for a trace to fill ([`ScalarTrace`], or
+/// `ArrayTrace`): its capacity is kept, so a loop run again in an enclosing loop reuses it.
+pub fn take_rows<T: Default, D: Dimension>(buf: &mut Array<T, D>) -> Vec<T> {
+    let (mut rows, _) = std::mem::take(buf).into_raw_vec_and_offset();
     rows.clear();
     rows
 }
