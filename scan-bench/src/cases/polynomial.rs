@@ -6,6 +6,8 @@
 //! and `pow(x, p)` of an f32 and an i64 is computed in f64 (numpy's promotion of f32 with
 //! int64), so the components and their sum are f64. The function returns that f64 sum.
 
+use scan_runtime::kernels::isa::with_best_isa;
+
 use crate::inputs::gen_f32;
 use crate::timing::Impl;
 use crate::{Bench, DType};
@@ -23,34 +25,43 @@ scan_twice! {
     }
 }
 
-/// Powers carried at once, each multiplied by x^LANES per group (4 SSE2 registers).
+/// Powers carried at once, each multiplied by x^LANES per group (two AVX2 registers).
 const LANES: usize = 8;
 /// Every BLOCK terms the powers are recomputed with `powf`, so rounding errors of the
-/// carried products never build up over more than BLOCK / LANES multiplies (< 1e-14).
+/// carried products never build up over more than BLOCK / LANES multiplies (< 3e-14).
 const BLOCK: usize = 512;
 
 /// The hand-written loop: no component is stored, and no `pow` per term: each of 8 lanes
 /// carries x^t in f64 and steps it by x^8 with one multiply, and the terms are summed in 8
-/// f64 accumulators; the whole loop vectorizes.
+/// f64 accumulators. One `powf` per block (x^t0), the other lanes from it times x^l
+/// (x^1..x^8 computed once). The whole loop vectorizes, with AVX2 chosen at run time.
+/// Assumes, as a performance engineer knowing the input would, that the powers stay
+/// normal floats (x = 0.999999 over 10^6 terms).
 pub fn polynomial_hand(c: &[f32], x: f32) -> f64 {
     let x = f64::from(x);
-    let step = x.powf(LANES as f64);
-    let mut acc = [0.0f64; LANES];
-    for (b, block) in c.chunks(BLOCK).enumerate() {
-        let t0 = b * BLOCK;
-        let mut p: [f64; LANES] = std::array::from_fn(|l| x.powf((t0 + l) as f64));
-        let mut groups = block.chunks_exact(LANES);
-        for g in &mut groups {
-            for ((acc, p), &c) in acc.iter_mut().zip(&mut p).zip(g) {
-                *acc += f64::from(c) * *p;
-                *p *= step;
+    let x_to: [f64; LANES + 1] = std::array::from_fn(|l| x.powf(l as f64));
+    let step = x_to[LANES];
+    with_best_isa(
+        #[inline(always)]
+        || {
+            let mut acc = [0.0f64; LANES];
+            for (b, block) in c.chunks(BLOCK).enumerate() {
+                let p0 = x.powf((b * BLOCK) as f64);
+                let mut p: [f64; LANES] = std::array::from_fn(|l| p0 * x_to[l]);
+                let mut groups = block.chunks_exact(LANES);
+                for g in &mut groups {
+                    for ((acc, p), &c) in acc.iter_mut().zip(&mut p).zip(g) {
+                        *acc += f64::from(c) * *p;
+                        *p *= step;
+                    }
+                }
+                for ((acc, p), &c) in acc.iter_mut().zip(&p).zip(groups.remainder()) {
+                    *acc += f64::from(c) * *p;
+                }
             }
-        }
-        for ((acc, p), &c) in acc.iter_mut().zip(&p).zip(groups.remainder()) {
-            *acc += f64::from(c) * *p;
-        }
-    }
-    acc.iter().sum()
+            acc.iter().sum()
+        },
+    )
 }
 
 pub fn run(bench: &mut Bench) {

@@ -9,6 +9,7 @@
 mod formula;
 mod graph;
 mod interchange;
+mod lanes;
 mod scan;
 
 use proc_macro2::TokenStream;

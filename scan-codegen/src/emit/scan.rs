@@ -12,9 +12,10 @@ use quote::{format_ident, quote};
 
 use super::graph::{self, Code, Input, Repr};
 use super::interchange;
+use super::lanes;
 use super::{nd, owned_type, rt};
 use crate::ir::{NodeId, Op, Output, OutputKind, ScanOp};
-use crate::rewrite::loop_interchange;
+use crate::rewrite::{loop_interchange, sum_lanes};
 
 /// `Dim([lead, s[skip], s[skip+1], ..])` with `rest` trailing axes taken from shape `s`.
 fn dim_with_lead(lead: TokenStream, shape: &TokenStream, skip: usize, rest: usize) -> TokenStream {
@@ -581,6 +582,29 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     } else {
         TokenStream::new()
     };
+    // Marked by sum-lanes: groups of steps in lanes first (`emit/lanes.rs`), then the
+    // ordinary loop from the first step they left.
+    let from = if op.lanes && sum_lanes::eligible(op).is_ok() {
+        let from = format_ident!("{}from", prefix);
+        let idents =
+            |f: &dyn Fn(usize) -> proc_macro2::Ident, k: usize| (0..k).map(f).collect::<Vec<_>>();
+        let (seqs, avails, states) = (
+            idents(&seq, op.sequences.len()),
+            idents(&avail, op.sequences.len()),
+            idents(&state, op.outputs.len()),
+        );
+        let names = lanes::Names {
+            n: &n,
+            seqs: &seqs,
+            avails: &avails,
+            states: &states,
+        };
+        let block = lanes::emit(op, args, prefix, &names);
+        body.extend(quote!(let #from: usize = #block;));
+        quote!(#from)
+    } else {
+        quote!(0)
+    };
     let the_loop = if op.unroll > 1 {
         // `unroll = k`: k copies of the step per trip, then the remaining steps.
         let k = op.unroll;
@@ -595,7 +619,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         });
         quote! {
             #label: {
-                let mut #trip: usize = 0;
+                let mut #trip: usize = #from;
                 while #trip + #k <= #n {
                     #(#copies)*
                     #trip += #k;
@@ -609,7 +633,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }
     } else {
         quote! {
-            #label: for #t in 0..#n {
+            #label: for #t in #from..#n {
                 #step_body
                 #writes
                 #stop

@@ -139,6 +139,7 @@ fn out(taps: &[i64], label: &str) -> Output {
     Output {
         taps: taps.to_vec(),
         keep: None,
+        total: false,
         label: label.to_string(),
         span: Span::call_site(),
     }
@@ -154,6 +155,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         go_backwards: false,
         has_until: false,
         interchange: false,
+        lanes: false,
         unroll: 1,
         max_steps: None,
         step,

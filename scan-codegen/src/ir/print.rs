@@ -72,7 +72,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     })
                     .collect();
                 format!(
-                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}{}{}",
+                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}{}{}{}",
                     s.name.as_deref().map(|n| format!(" {n:?}")).unwrap_or_default(),
                     seqs.join(", "),
                     outs.join(", "),
@@ -81,6 +81,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     s.go_backwards,
                     s.has_until,
                     if s.interchange { " interchange" } else { "" },
+                    if s.lanes { " lanes" } else { "" },
                     if s.unroll > 1 { format!(" unroll={}", s.unroll) } else { String::new() },
                     s.max_steps.map(|m| format!(" max_steps={m}")).unwrap_or_default()
                 )

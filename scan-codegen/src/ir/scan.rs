@@ -57,6 +57,9 @@ pub struct Output {
     /// save-mem rewrite; the output's result then holds only the last `min(k, steps done)`
     /// steps, and the loop keeps no more rows than that and its taps need.
     pub keep: Option<usize>,
+    /// A running total standing in for `sum` of a map output (set by running-sum): its
+    /// additions may run in any order, as `sum`'s may (the lane loop relies on it).
+    pub total: bool,
     pub label: String,
     pub span: Span,
 }
@@ -100,6 +103,10 @@ pub struct ScanOp {
     /// recurrence whose step is elementwise (see `rewrite/loop_interchange.rs`). It does
     /// not change what the scan computes, only the loop the emitter writes.
     pub interchange: bool,
+    /// Run `kernels::lanes::LANES` steps at once, one per lane, each output a running
+    /// total kept as partial sums per lane: set by the sum-lanes rewrite (see
+    /// `rewrite/sum_lanes.rs`). Changes only the order of the totals' additions.
+    pub lanes: bool,
     /// `unroll = k`: the emitted loop runs k steps per trip (the step copied k times), then
     /// the remaining steps one by one. 1 by default. Changes no value.
     pub unroll: usize,

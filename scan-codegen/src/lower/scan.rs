@@ -91,6 +91,7 @@ impl Lowerer<'_> {
                         outputs.push(Output {
                             taps: Vec::new(),
                             keep: None,
+                            total: false,
                             label: format!("output {i}"),
                             span: *span,
                         });
@@ -121,6 +122,7 @@ impl Lowerer<'_> {
                             outputs.push(Output {
                                 taps: Vec::new(),
                                 keep: None,
+                                total: false,
                                 label: t.value.label.clone(),
                                 span: t.value.span,
                             });
@@ -147,6 +149,7 @@ impl Lowerer<'_> {
                         outputs.push(Output {
                             taps: tap_values,
                             keep: None,
+                            total: false,
                             label: t.value.label.clone(),
                             span: t.value.span,
                         });
@@ -254,6 +257,7 @@ impl Lowerer<'_> {
             go_backwards: call.go_backwards,
             has_until: until.is_some(),
             interchange: false,
+            lanes: false,
             unroll: call.unroll,
             max_steps: None,
             step,
@@ -319,6 +323,7 @@ impl Lowerer<'_> {
                 outputs.push(Output {
                     taps: Vec::new(),
                     keep: None,
+                    total: false,
                     label: format!("output {i}"),
                     span: e.span,
                 });

@@ -109,6 +109,7 @@ pub fn add_map_output(op: &mut ScanOp, value: NodeId, label: &str, span: Span) -
     op.outputs.push(Output {
         taps: vec![],
         keep: None,
+        total: false,
         label: label.to_string(),
         span,
     });

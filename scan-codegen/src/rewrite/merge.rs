@@ -250,6 +250,7 @@ fn merged_op(oa: &ScanOp, ob: &ScanOp) -> ScanOp {
         go_backwards: oa.go_backwards,
         has_until: false,
         interchange: false,
+        lanes: false,
         unroll: oa.unroll,
         max_steps: oa.max_steps,
         step,

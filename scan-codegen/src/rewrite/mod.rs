@@ -25,6 +25,7 @@ mod push_out_output;
 mod push_out_seq;
 mod running_sum;
 mod save_mem;
+pub(crate) mod sum_lanes;
 
 #[cfg(test)]
 mod test_util;
@@ -67,10 +68,13 @@ pub enum Pass {
     Fusion,
     /// An elementwise recurrence runs element chunks outer, steps inner (state in cache).
     LoopInterchange,
+    /// A scan whose outputs are all running totals runs several steps at once, one per
+    /// SIMD lane. Reassociates float sums.
+    SumLanes,
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 13] = [
+pub const ORDER: [Pass; 14] = [
     Pass::Constants,
     Pass::Cse,
     // After constants (an `n_steps` passed into a nested step as a constant non-sequence
@@ -90,6 +94,7 @@ pub const ORDER: [Pass; 13] = [
     Pass::SaveMem,
     Pass::Fusion,
     Pass::LoopInterchange,
+    Pass::SumLanes,
 ];
 
 /// At most this many rounds of [`ORDER`].
@@ -111,6 +116,7 @@ impl Pass {
             Pass::SaveMem => "save_mem",
             Pass::LoopInterchange => "loop_interchange",
             Pass::Fusion => "fusion",
+            Pass::SumLanes => "sum_lanes",
         }
     }
 
@@ -133,6 +139,7 @@ impl Pass {
             Pass::SaveMem => save_mem::run(g, log),
             Pass::LoopInterchange => loop_interchange::run(g, log),
             Pass::Fusion => fusion::run(g, log),
+            Pass::SumLanes => sum_lanes::run(g, log),
         }
     }
 }

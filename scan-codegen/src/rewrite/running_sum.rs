@@ -82,6 +82,7 @@ fn carry_total(g: &mut Graph, scan: NodeId, j: usize) -> String {
     };
     op.outputs[j].taps = vec![-1];
     op.outputs[j].keep = Some(1);
+    op.outputs[j].total = true;
     op.outputs[j].label = format!("0 (the running total of {text})");
     let tap = super::edit::insert_step_input(&mut op.step, tap_pos, "total", ty, span);
     let label = format!("total + {}", op.step.node(value).label);

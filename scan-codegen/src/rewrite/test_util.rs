@@ -5,8 +5,13 @@ use super::{Config, Pass};
 
 /// The printed IR of `src`'s first function after `pass` alone, and what fired.
 pub fn apply(src: &str, pass: Pass) -> (String, Vec<String>) {
+    apply_passes(src, &[pass])
+}
+
+/// [`apply`] with several passes (in their usual order).
+pub fn apply_passes(src: &str, passes: &[Pass]) -> (String, Vec<String>) {
     let (functions, fired) =
-        crate::compile_with(src, &Config::only(&[pass])).unwrap_or_else(|e| panic!("{e}"));
+        crate::compile_with(src, &Config::only(passes)).unwrap_or_else(|e| panic!("{e}"));
     let ir = functions.iter().map(crate::ir::print::function).collect();
     (ir, fired.iter().map(|f| f.to_string()).collect())
 }

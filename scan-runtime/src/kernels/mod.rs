@@ -12,6 +12,7 @@ pub mod elementwise;
 pub mod index;
 pub mod interchange;
 pub mod isa;
+pub mod lanes;
 pub mod one_step;
 pub mod powers;
 pub mod reduce;

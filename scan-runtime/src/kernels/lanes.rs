@@ -1,0 +1,475 @@
+//! Helpers of the lane loop (`emit/lanes.rs`): a scan whose only outputs are running totals
+//! standing in for `sum` runs [`LANES`] steps at once, each step's work in its own lane,
+//! each total kept as [`LANES`] partial sums combined at the end by [`total`]. The lanes are
+//! plain arrays; LLVM turns their element loops into SIMD code (under `with_best_isa`).
+//!
+//! [`LanePowers`] is [`super::Powers`] for a `pow` in such a loop: lane `l` carries
+//! `base ** (e + l)` and steps it by `base ** LANES`, one multiply per lane.
+
+use crate::element::{Cast, Float, Number};
+use crate::math;
+
+/// Steps a lane loop runs at once: 8 f64 are one AVX-512 register or two AVX2 ones.
+pub const LANES: usize = 8;
+
+/// The lanes' partial sums added in one fixed order (pairwise), so a run gives the same
+/// bits every time.
+#[inline(always)]
+pub fn total<T: Number>(acc: [T; LANES]) -> T {
+    let [a, b, c, d, e, f, g, h] = acc;
+    math::add(
+        math::add(math::add(a, b), math::add(c, d)),
+        math::add(math::add(e, f), math::add(g, h)),
+    )
+}
+
+/// `[f(a[l])]`, written out lane by lane: the lanes are separate values from the start
+/// (no array indexed in a loop), so they stay in registers.
+#[inline(always)]
+pub fn map1<A: Copy, R>(a: [A; LANES], f: impl Fn(A) -> R) -> [R; LANES] {
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
+    [f(a0), f(a1), f(a2), f(a3), f(a4), f(a5), f(a6), f(a7)]
+}
+
+/// `[f(a[l], b[l])]`, lane by lane (see [`map1`]).
+#[inline(always)]
+pub fn map2<A: Copy, B: Copy, R>(
+    a: [A; LANES],
+    b: [B; LANES],
+    f: impl Fn(A, B) -> R,
+) -> [R; LANES] {
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
+    let [b0, b1, b2, b3, b4, b5, b6, b7] = b;
+    [
+        f(a0, b0),
+        f(a1, b1),
+        f(a2, b2),
+        f(a3, b3),
+        f(a4, b4),
+        f(a5, b5),
+        f(a6, b6),
+        f(a7, b7),
+    ]
+}
+
+/// `[f(a[l], b[l], c[l])]`, lane by lane (see [`map1`]).
+#[inline(always)]
+pub fn map3<A: Copy, B: Copy, C: Copy, R>(
+    a: [A; LANES],
+    b: [B; LANES],
+    c: [C; LANES],
+    f: impl Fn(A, B, C) -> R,
+) -> [R; LANES] {
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
+    let [b0, b1, b2, b3, b4, b5, b6, b7] = b;
+    let [c0, c1, c2, c3, c4, c5, c6, c7] = c;
+    [
+        f(a0, b0, c0),
+        f(a1, b1, c1),
+        f(a2, b2, c2),
+        f(a3, b3, c3),
+        f(a4, b4, c4),
+        f(a5, b5, c5),
+        f(a6, b6, c6),
+        f(a7, b7, c7),
+    ]
+}
+
+/// The loop indices of a group as i64: `first + l`, or `first - l` when `backwards`.
+#[inline(always)]
+pub fn indices(first: usize, backwards: bool) -> [i64; LANES] {
+    let first = first as i64;
+    let l = [0, 1, 2, 3, 4, 5, 6, 7];
+    map1(l, |l| if backwards { first - l } else { first + l })
+}
+
+/// `[x; LANES]` read from `s[start + l]` (`s[start - l]` when `backwards`): one bounds
+/// check for the group (the loop checked the sequence's length before), then a vector load.
+#[inline(always)]
+pub fn load<T: Copy>(s: &[T], start: usize, backwards: bool) -> [T; LANES] {
+    if backwards {
+        let group = &s[start + 1 - LANES..start + 1];
+        [
+            group[7], group[6], group[5], group[4], group[3], group[2], group[1], group[0],
+        ]
+    } else {
+        let group = &s[start..start + LANES];
+        [
+            group[0], group[1], group[2], group[3], group[4], group[5], group[6], group[7],
+        ]
+    }
+}
+
+/// Chained multiplies a lane's power takes before it is anchored again with `powf`.
+pub const LANE_ANCHOR_EVERY: u32 = 64;
+// `normal_steps` checks s^128 for the chain and its margin of two.
+const _: () = assert!(LANE_ANCHOR_EVERY + 2 <= 128);
+
+/// The state of one `pow` node of a lane loop (see [`LanePowers::pow`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LanePowers {
+    /// Bits of the chain's base (as f64).
+    base_bits: u64,
+    /// `base ** k` for k = 0..=LANES, by `powf`: lane `l` starts from lane 0 times
+    /// `base ** l`, and every lane steps by `base ** LANES`.
+    base_powers: [f64; LANES + 1],
+    /// The exponents a chained call has, lane by lane.
+    next_exponents: [f64; LANES],
+    /// The powers of the next call, carried.
+    powers: [f64; LANES],
+    /// Chained calls left before the next anchor; 0 when there is no chain.
+    left: u32,
+}
+
+impl Default for LanePowers {
+    fn default() -> Self {
+        LanePowers {
+            base_bits: f64::NAN.to_bits(),
+            base_powers: [f64::NAN; LANES + 1],
+            next_exponents: [f64::NAN; LANES],
+            powers: [f64::NAN; LANES],
+            left: 0,
+        }
+    }
+}
+
+impl LanePowers {
+    /// `base[l] ** exponent[l]` for each lane. The common path (every lane the same base
+    /// as before, each exponent `LANES` more than last time) is compares and one multiply
+    /// per lane on values kept in registers. Otherwise the lanes are anchored: lane 0 by
+    /// `powf` (f32's for f32) and lane `l` as lane 0 times `base ** l` when the exponents
+    /// are consecutive (e, e + 1, ..) and the base a normal float; each lane by `powf`
+    /// (no chain) when not.
+    ///
+    /// Accuracy: an anchored lane is within about 3 f64 roundings of `pow`, and each
+    /// chained call adds at most 2 (the multiply and `base ** LANES`'s own): at most about
+    /// 2 * [`LANE_ANCHOR_EVERY`] + 3 roundings (3e-14 relative) in all; an f32 result is
+    /// that value rounded to f32. Special values (zero, infinite, NaN or subnormal bases or
+    /// powers) never chain, so they are `powf`'s exactly.
+    #[inline(always)]
+    pub fn pow<T>(&mut self, base: [T; LANES], exponent: [T; LANES]) -> [T; LANES]
+    where
+        T: Float + Cast<f64>,
+        f64: Cast<T>,
+    {
+        let b: [f64; LANES] = core::array::from_fn(|l| base[l].cast());
+        let e: [f64; LANES] = core::array::from_fn(|l| exponent[l].cast());
+        let chained = (0..LANES)
+            .all(|l| (b[l].to_bits() == self.base_bits) & (e[l] == self.next_exponents[l]));
+        let p = if self.left > 0 && chained {
+            self.left -= 1;
+            self.powers
+        } else {
+            let p;
+            (*self, p) = anchor(*self, base, exponent);
+            p
+        };
+        self.next_exponents = map1(e, |e| e + LANES as f64);
+        self.carry(p)
+    }
+
+    /// Anchors the lanes at the exponents `first + l` (as T) of a loop index read forwards,
+    /// with one base: the [`Chain`] that gives this group's powers and carries them over
+    /// the groups that follow, as many as [`Chain::groups`] says (at least 1: this group's
+    /// powers, by `powf` when they cannot chain). The emitter runs that many groups with
+    /// no check and no call in between: the base is loop-invariant and the index grows by
+    /// `LANES` a group.
+    #[inline(never)]
+    pub fn anchor_index<T>(&mut self, base: T, first: i64) -> Chain
+    where
+        T: Float + Cast<f64>,
+        i64: Cast<T>,
+    {
+        let exponents = core::array::from_fn(|l| Cast::<T>::cast(first.wrapping_add(l as i64)));
+        let p = anchor_in_place(self, [base; LANES], exponents);
+        Chain {
+            powers: p,
+            step: self.base_powers[LANES],
+            groups: self.left as usize + 1,
+        }
+    }
+
+    /// Carries the powers `p` one call on (times `base ** LANES`). No check here: the
+    /// anchor allowed only as many chained calls as keep every power a normal float.
+    #[inline(always)]
+    fn carry<T>(&mut self, p: [f64; LANES]) -> [T; LANES]
+    where
+        f64: Cast<T>,
+    {
+        let step = self.base_powers[LANES];
+        self.powers = map1(p, |p| p * step);
+        map1(p, Cast::<T>::cast)
+    }
+}
+
+/// Powers carried over a run of groups (see [`LanePowers::anchor_index`]): a plain value
+/// the loop keeps in registers.
+#[derive(Clone, Copy, Debug)]
+pub struct Chain {
+    powers: [f64; LANES],
+    step: f64,
+    groups: usize,
+}
+
+impl Chain {
+    /// How many groups, this one included, the chain serves.
+    #[inline(always)]
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// This group's powers; the next group's carried (a multiply per lane).
+    #[inline(always)]
+    pub fn step<T>(&mut self) -> [T; LANES]
+    where
+        f64: Cast<T>,
+    {
+        let (p, step) = (self.powers, self.step);
+        self.powers = map1(p, |p| p * step);
+        map1(p, Cast::<T>::cast)
+    }
+}
+
+/// The lanes anchored afresh (see [`LanePowers::pow`]): the new state and the powers.
+/// Takes and returns the state by value, so the hot path never passes it by reference.
+#[cold]
+#[inline(never)]
+fn anchor<T>(
+    mut state: LanePowers,
+    base: [T; LANES],
+    exponent: [T; LANES],
+) -> (LanePowers, [f64; LANES])
+where
+    T: Float + Cast<f64>,
+{
+    let p = anchor_in_place(&mut state, base, exponent);
+    (state, p)
+}
+
+/// [`anchor`], on the state where it is (no copies of it).
+#[cold]
+#[inline(never)]
+fn anchor_in_place<T>(
+    state: &mut LanePowers,
+    base: [T; LANES],
+    exponent: [T; LANES],
+) -> [f64; LANES]
+where
+    T: Float + Cast<f64>,
+{
+    let powf = |b: T, e: T| -> f64 {
+        if core::mem::size_of::<T>() == 4 {
+            Cast::<f64>::cast(b.powf(e))
+        } else {
+            Cast::<f64>::cast(b).powf(e.cast())
+        }
+    };
+    let b0: f64 = base[0].cast();
+    let e0: f64 = exponent[0].cast();
+    let consecutive = (0..LANES).all(|l| {
+        Cast::<f64>::cast(base[l]).to_bits() == b0.to_bits()
+            && Cast::<f64>::cast(exponent[l]) == e0 + l as f64
+    });
+    let p0 = powf(base[0], exponent[0]);
+    // Exponents stay exact integers (2^24 in f32, 2^53 in f64) until the next anchor.
+    let exact = if core::mem::size_of::<T>() == 4 {
+        16_777_216.0
+    } else {
+        9_007_199_254_740_992.0
+    };
+    let reach = (LANES as u32 * (LANE_ANCHOR_EVERY + 2)) as f64;
+    let chains = consecutive && b0.is_normal() && p0.is_normal() && e0.abs() < exact - reach;
+    if chains {
+        if state.base_bits != b0.to_bits() {
+            state.base_bits = b0.to_bits();
+            state.base_powers = core::array::from_fn(|k| b0.powf(k as f64));
+        }
+        let p: [f64; LANES] = core::array::from_fn(|l| p0 * state.base_powers[l]);
+        if p.iter().all(|p| p.is_normal()) {
+            state.left = normal_steps(&p, state.base_powers[LANES]);
+            return p;
+        }
+    }
+    // No chain: every lane by `powf`, so special values are its own.
+    state.left = 0;
+    core::array::from_fn(|l| powf(base[l], exponent[l]))
+}
+
+/// How many times the (normal) powers `p` may be multiplied by `step` with every product
+/// still a normal float, less a margin of two for the rounding of the estimate; at most
+/// [`LANE_ANCHOR_EVERY`]. 0 for a step of zero, infinity or NaN.
+fn normal_steps(p: &[f64; LANES], step: f64) -> u32 {
+    let s = step.abs();
+    let lo = p.iter().fold(f64::INFINITY, |m, p| m.min(p.abs()));
+    let hi = p.iter().fold(0.0f64, |m, p| m.max(p.abs()));
+    // The common case first, without logarithms: all the chained multiplies (and the
+    // margin) keep the powers normal, with room for their roundings.
+    let mut reach = s * s;
+    for _ in 0..6 {
+        reach *= reach; // s^128 after six squarings of s^2: more than enough steps
+    }
+    let all = if s <= 1.0 {
+        lo * reach >= 2.0 * f64::MIN_POSITIVE
+    } else {
+        hi * reach <= 0.5 * f64::MAX
+    };
+    if all {
+        return LANE_ANCHOR_EVERY;
+    }
+    let k = if s == 1.0 {
+        f64::INFINITY
+    } else if s < 1.0 {
+        (lo / f64::MIN_POSITIVE).log2() / -s.log2()
+    } else {
+        (f64::MAX / hi).log2() / s.log2()
+    };
+    // A NaN (a step of NaN) becomes 0.
+    ((k.floor() - 2.0).max(0.0) as u32).min(LANE_ANCHOR_EVERY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relative(a: f64, b: f64) -> f64 {
+        ((a - b) / b).abs()
+    }
+
+    /// Exponents t, t + 1, .. of the lane group starting at step `t`.
+    fn group(t: usize) -> [f64; LANES] {
+        core::array::from_fn(|l| (t + l) as f64)
+    }
+
+    #[test]
+    fn growing_exponents_follow_powf() {
+        for &x in &[0.999_999f64, 1.000_001, 0.5, -0.97, 1.1] {
+            let mut p = LanePowers::default();
+            let mut worst = 0.0f64;
+            for t in (0..200_000).step_by(LANES) {
+                let got = p.pow([x; LANES], group(t));
+                for (l, g) in got.iter().enumerate() {
+                    let want = x.powf((t + l) as f64);
+                    if want.is_normal() {
+                        worst = worst.max(relative(*g, want));
+                    } else {
+                        assert_eq!(g.to_bits(), want.to_bits(), "{x}^{}", t + l);
+                    }
+                }
+            }
+            assert!(worst < 3e-14, "{x}: worst relative error {worst:e}");
+        }
+    }
+
+    #[test]
+    fn f32_is_within_one_rounding_of_powf() {
+        for &x in &[0.999_999f32, 1.5, -0.75, 2.0] {
+            let mut p = LanePowers::default();
+            for t in (0..400).step_by(LANES) {
+                let e: [f32; LANES] = core::array::from_fn(|l| (t + l) as f32);
+                let got = p.pow([x; LANES], e);
+                for l in 0..LANES {
+                    let want = x.powf(e[l]);
+                    if want.is_finite() && want.abs() > f32::MIN_POSITIVE {
+                        let ulp = f32::EPSILON * want.abs();
+                        assert!(
+                            (got[l] - want).abs() <= ulp,
+                            "{x}^{}: {} vs {want}",
+                            e[l],
+                            got[l]
+                        );
+                    } else {
+                        assert_eq!(got[l].to_bits(), want.to_bits(), "{x}^{}", e[l]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn special_values_are_powf_exactly() {
+        for &b in &[
+            0.0f64,
+            -0.0,
+            1.0,
+            -1.0,
+            -3.0,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e-310,
+        ] {
+            let mut p = LanePowers::default();
+            for t in [0usize, 8, 16, 24, 32] {
+                let e: [f64; LANES] = core::array::from_fn(|l| t as f64 + l as f64 - 3.0);
+                let got = p.pow([b; LANES], e);
+                for l in 0..LANES {
+                    let want = b.powf(e[l]);
+                    if want.is_nan() {
+                        assert!(got[l].is_nan(), "{b}^{}: {}", e[l], got[l]);
+                    } else if want.is_normal() {
+                        assert!(
+                            relative(got[l], want) < 1e-15,
+                            "{b}^{}: {} vs {want}",
+                            e[l],
+                            got[l]
+                        );
+                    } else {
+                        assert_eq!(
+                            got[l].to_bits(),
+                            want.to_bits(),
+                            "{b}^{}: {} vs {want}",
+                            e[l],
+                            got[l]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn other_patterns_take_powf_lane_by_lane() {
+        let mut p = LanePowers::default();
+        // Bases that differ between lanes; exponents that are not consecutive; a chain
+        // broken by a jump.
+        let bases: [f64; LANES] = core::array::from_fn(|l| 1.0 + l as f64 * 0.25);
+        let odd: [f64; LANES] = core::array::from_fn(|l| (3 * l) as f64);
+        for (b, e) in [
+            (bases, group(0)),
+            ([2.0; LANES], odd),
+            ([2.0; LANES], group(0)),
+            ([2.0; LANES], group(100)),
+            ([3.0; LANES], group(108)),
+        ] {
+            let got = p.pow(b, e);
+            for l in 0..LANES {
+                let want = b[l].powf(e[l]);
+                assert!(
+                    relative(got[l], want) < 1e-15,
+                    "{}^{}: {} vs {want}",
+                    b[l],
+                    e[l],
+                    got[l]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn total_adds_pairwise_in_a_fixed_order() {
+        let acc = [1e16f64, 1.0, -1e16, 1.0, 0.5, 0.25, 0.125, 0.0625];
+        let want: f64 = ((1e16 + 1.0) + (-1e16 + 1.0)) + ((0.5 + 0.25) + (0.125 + 0.0625));
+        assert_eq!(total(acc).to_bits(), want.to_bits());
+        assert_eq!(total([i64::MAX, 1, 0, 0, 0, 0, 0, 0]), i64::MIN);
+    }
+
+    #[test]
+    fn load_reads_forwards_and_backwards() {
+        let a: Vec<i64> = (0..20).collect();
+        assert_eq!(load(&a, 3, false), [3, 4, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(load(&a, 12, false), [12, 13, 14, 15, 16, 17, 18, 19]);
+        assert_eq!(load(&a, 10, true), [10, 9, 8, 7, 6, 5, 4, 3]);
+        assert_eq!(load(&a, 7, true), [7, 6, 5, 4, 3, 2, 1, 0]);
+    }
+}
