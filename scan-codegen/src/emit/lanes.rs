@@ -15,8 +15,8 @@
 //!   over the lanes with the partial sums in registers.
 //!
 //! The groups run inside `with_best_isa`, so they are compiled for AVX2 where the CPU has
-//! it. Sequences are read as slices, one bounds check a group; a sequence that is not
-//! contiguous leaves all the steps to the ordinary loop.
+//! it. Sequences are read as slices, one bounds check a run of groups; a sequence that is
+//! not contiguous leaves all the steps to the ordinary loop.
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -65,7 +65,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
     // lanes' follow it (precede it, backwards).
     let backwards = op.go_backwards;
     let mut slices = TokenStream::new();
-    let mut groups = TokenStream::new();
+    // Each tap's rows of the whole run of groups, one bounds check, then cut into groups
+    // by an iterator (no check per group): `(chunks, pattern)`.
+    let mut runs = TokenStream::new();
+    let mut chunks: Vec<(TokenStream, Ident)> = Vec::new();
     // Per input: (as an array of the group, in lane `l`), or None for non-sequences.
     let mut taps: Vec<Option<(TokenStream, TokenStream)>> = Vec::new();
     for (i, s) in op.sequences.iter().enumerate() {
@@ -93,10 +96,17 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                 )
             } else {
                 let group = format_ident!("{}group{}_{}", prefix, i, m);
-                groups.extend(if backwards {
-                    quote!(let #group = &#slice[#first + 1 - #width..#first + 1];)
+                let rows = format_ident!("{}rows{}_{}", prefix, i, m);
+                // Backwards, the run's rows end at lane 0's and are cut from the end.
+                runs.extend(if backwards {
+                    quote!(let #rows = &#slice[#first + 1 - #run * #width..#first + 1];)
                 } else {
-                    quote!(let #group = &#slice[#first..#first + #width];)
+                    quote!(let #rows = &#slice[#first..#first + #run * #width];)
+                });
+                chunks.push(if backwards {
+                    (quote!(#rows.rchunks_exact(#width)), group.clone())
+                } else {
+                    (quote!(#rows.chunks_exact(#width)), group.clone())
                 });
                 let in_lane = if backwards {
                     quote!(#group[#width - 1 - #l])
@@ -145,21 +155,21 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                 _ => non_sequences[*index - op.first_non_sequence_step_input()].clone(),
             },
             (Op::Const(c), _) => literal(*c, node.ty.dtype),
-            (Op::Elemwise(ElemOp::Pow), Place::Array) => {
+            (Op::Elemwise(ElemOp::Pow), _) => {
                 let powers = format_ident!("{}_powers", v);
                 setup.extend(quote!(let mut #powers = #lanes::LanePowers::default();));
                 let (b, e) = (node.inputs[0], node.inputs[1]);
-                match loop_index(op, e, &t) {
-                    Some(first) if places[b.0] == Place::Invariant => {
+                match index_power(op, id, &t) {
+                    Some(first) => {
                         let b = read(b, Place::Invariant);
                         let chain = format_ident!("{}_chain", v);
                         anchors.extend(quote! {
                             let mut #chain = #powers.anchor_index(#b, #first);
                             #run = #run.min(#chain.groups());
                         });
-                        quote!(#chain.step())
+                        quote!(#chain.take(#l))
                     }
-                    _ => {
+                    None => {
                         let (b, e) = (read(b, place), read(e, place));
                         quote!(#powers.pow(#b, #e))
                     }
@@ -206,6 +216,12 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
         updates.extend(quote!(#a[#l] = #res;));
         finish.extend(quote!(#st = #rt::math::add(#st, #lanes::total(#a));));
     }
+    // `for (((_, g0), g1), ..) in (0..run).zip(rows0.chunks_exact(L)).zip(..)`.
+    let (mut iter, mut pattern) = (quote!((0..#run)), quote!(_));
+    for (c, g) in &chunks {
+        iter = quote!(#iter.zip(#c));
+        pattern = quote!((#pattern, #g));
+    }
     quote!(#rt::kernels::isa::with_best_isa(#[inline(always)] || {
         #slices
         #setup
@@ -215,8 +231,8 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
         while #t + #width <= #n {
             let mut #run: usize = (#n - #t) / #width;
             #anchors
-            for _ in 0..#run {
-                #groups
+            #runs
+            for #pattern in #iter {
                 #arrays
                 for #l in 0..#width {
                     #in_lane
@@ -240,10 +256,13 @@ fn places(op: &ScanOp) -> Vec<Place> {
             places[id.0] = Place::Invariant;
         }
     }
-    // `pow` nodes and what they read (that is not invariant), in reverse order.
+    // `pow` nodes other than powers of the loop index, and what they read (that is not
+    // invariant), in reverse order.
     for &id in live.iter().rev() {
         let node = step.node(id);
-        let array = matches!(node.op, Op::Elemwise(ElemOp::Pow)) || places[id.0] == Place::Array;
+        let pow = matches!(node.op, Op::Elemwise(ElemOp::Pow));
+        let array = (pow && index_power(op, id, &format_ident!("t")).is_none())
+            || places[id.0] == Place::Array;
         if array && places[id.0] != Place::Invariant {
             places[id.0] = Place::Array;
             for &i in &node.inputs {
@@ -265,6 +284,16 @@ fn invariant(op: &ScanOp, id: NodeId) -> bool {
         Op::Const(_) => true,
         Op::Elemwise(_) | Op::Cast => node.inputs.iter().all(|&i| invariant(op, i)),
         _ => false,
+    }
+}
+
+/// When step value `id` is `pow` of an invariant base and the loop index (see
+/// [`loop_index`]): the index at step `t`.
+fn index_power(op: &ScanOp, id: NodeId, t: &Ident) -> Option<TokenStream> {
+    let node = op.step.node(id);
+    match (&node.op, node.inputs.as_slice()) {
+        (Op::Elemwise(ElemOp::Pow), &[b, e]) if invariant(op, b) => loop_index(op, e, t),
+        _ => None,
     }
 }
 

@@ -12,15 +12,13 @@ use crate::math;
 /// Steps a lane loop runs at once: 8 f64 are one AVX-512 register or two AVX2 ones.
 pub const LANES: usize = 8;
 
-/// The lanes' partial sums added in one fixed order (pairwise), so a run gives the same
-/// bits every time.
+/// The lanes' partial sums added in one fixed order, lane 0 to lane 7, so a run gives the
+/// same bits every time. (A tree that pairs lanes makes LLVM lay the lanes out in
+/// registers to suit it: 128-bit registers and shuffles in the loop, 1.5x slower.)
 #[inline(always)]
 pub fn total<T: Number>(acc: [T; LANES]) -> T {
-    let [a, b, c, d, e, f, g, h] = acc;
-    math::add(
-        math::add(math::add(a, b), math::add(c, d)),
-        math::add(math::add(e, f), math::add(g, h)),
-    )
+    let [first, rest @ ..] = acc;
+    rest.into_iter().fold(first, math::add)
 }
 
 /// `[f(a[l])]`, written out lane by lane: the lanes are separate values from the start
@@ -180,12 +178,17 @@ impl LanePowers {
         T: Float + Cast<f64>,
         i64: Cast<T>,
     {
-        let exponents = core::array::from_fn(|l| Cast::<T>::cast(first.wrapping_add(l as i64)));
-        let p = anchor_in_place(self, [base; LANES], exponents);
+        let (p, groups) = match anchor_consecutive(self, base, Cast::<T>::cast(first)) {
+            Some(p) => (p, self.left as usize + 1),
+            None => {
+                let e = |l: usize| Cast::<T>::cast(first.wrapping_add(l as i64));
+                (core::array::from_fn(|l| powf(base, e(l))), 1)
+            }
+        };
         Chain {
             powers: p,
             step: self.base_powers[LANES],
-            groups: self.left as usize + 1,
+            groups,
         }
     }
 
@@ -218,15 +221,17 @@ impl Chain {
         self.groups
     }
 
-    /// This group's powers; the next group's carried (a multiply per lane).
+    /// Lane `l`'s power in this group; the next group's carried (a multiply). Called once
+    /// per lane and group, in the loop over the lanes, so that the powers are updated
+    /// where the lanes' other work is and vectorize with it.
     #[inline(always)]
-    pub fn step<T>(&mut self) -> [T; LANES]
+    pub fn take<T>(&mut self, l: usize) -> T
     where
         f64: Cast<T>,
     {
-        let (p, step) = (self.powers, self.step);
-        self.powers = map1(p, |p| p * step);
-        map1(p, Cast::<T>::cast)
+        let p = self.powers[l];
+        self.powers[l] = p * self.step;
+        Cast::<T>::cast(p)
     }
 }
 
@@ -257,20 +262,31 @@ fn anchor_in_place<T>(
 where
     T: Float + Cast<f64>,
 {
-    let powf = |b: T, e: T| -> f64 {
-        if core::mem::size_of::<T>() == 4 {
-            Cast::<f64>::cast(b.powf(e))
-        } else {
-            Cast::<f64>::cast(b).powf(e.cast())
-        }
-    };
-    let b0: f64 = base[0].cast();
-    let e0: f64 = exponent[0].cast();
+    let (b0, e0): (f64, f64) = (base[0].cast(), exponent[0].cast());
     let consecutive = (0..LANES).all(|l| {
         Cast::<f64>::cast(base[l]).to_bits() == b0.to_bits()
             && Cast::<f64>::cast(exponent[l]) == e0 + l as f64
     });
-    let p0 = powf(base[0], exponent[0]);
+    if consecutive {
+        if let Some(p) = anchor_consecutive(state, base[0], exponent[0]) {
+            return p;
+        }
+    }
+    // No chain: every lane by `powf`, so special values are its own.
+    state.left = 0;
+    core::array::from_fn(|l| powf(base[l], exponent[l]))
+}
+
+/// The chain of `base ** (first + l)` when it can be carried: lane 0 by `powf`, the others
+/// from it times `base ** l`, and `state.left` set to the chained calls that keep every
+/// power normal. `None` (state untouched but its cached powers) when the base or a power
+/// is not a normal float or the exponents would stop being exact integers.
+fn anchor_consecutive<T>(state: &mut LanePowers, base: T, first: T) -> Option<[f64; LANES]>
+where
+    T: Float + Cast<f64>,
+{
+    let (b, e): (f64, f64) = (base.cast(), first.cast());
+    let p0 = powf(base, first);
     // Exponents stay exact integers (2^24 in f32, 2^53 in f64) until the next anchor.
     let exact = if core::mem::size_of::<T>() == 4 {
         16_777_216.0
@@ -278,21 +294,31 @@ where
         9_007_199_254_740_992.0
     };
     let reach = (LANES as u32 * (LANE_ANCHOR_EVERY + 2)) as f64;
-    let chains = consecutive && b0.is_normal() && p0.is_normal() && e0.abs() < exact - reach;
-    if chains {
-        if state.base_bits != b0.to_bits() {
-            state.base_bits = b0.to_bits();
-            state.base_powers = core::array::from_fn(|k| b0.powf(k as f64));
-        }
-        let p: [f64; LANES] = core::array::from_fn(|l| p0 * state.base_powers[l]);
-        if p.iter().all(|p| p.is_normal()) {
-            state.left = normal_steps(&p, state.base_powers[LANES]);
-            return p;
-        }
+    if !(b.is_normal() && p0.is_normal() && e.abs() < exact - reach) {
+        return None;
     }
-    // No chain: every lane by `powf`, so special values are its own.
-    state.left = 0;
-    core::array::from_fn(|l| powf(base[l], exponent[l]))
+    if state.base_bits != b.to_bits() {
+        state.base_bits = b.to_bits();
+        state.base_powers = core::array::from_fn(|k| b.powf(k as f64));
+    }
+    let p: [f64; LANES] = core::array::from_fn(|l| p0 * state.base_powers[l]);
+    if !p.iter().all(|p| p.is_normal()) {
+        return None;
+    }
+    state.left = normal_steps(&p, state.base_powers[LANES]);
+    Some(p)
+}
+
+/// `base ** exponent` in f64: f32's `powf` for f32 (exactly its result), f64's for f64.
+fn powf<T>(base: T, exponent: T) -> f64
+where
+    T: Float + Cast<f64>,
+{
+    if core::mem::size_of::<T>() == 4 {
+        Cast::<f64>::cast(base.powf(exponent))
+    } else {
+        Cast::<f64>::cast(base).powf(exponent.cast())
+    }
 }
 
 /// How many times the (normal) powers `p` may be multiplied by `step` with every product
@@ -456,10 +482,61 @@ mod tests {
         }
     }
 
+    /// Runs chains from `anchor_index` over `steps` steps as the emitted loop does, and
+    /// checks every power against `powf`: within `tol` (relative) where `powf` gives a
+    /// normal float, the same bits where it does not.
+    fn chains_follow_powf<T>(x: T, steps: usize, tol: f64)
+    where
+        T: Float + Cast<f64> + std::fmt::Display,
+        f64: Cast<T>,
+        i64: Cast<T>,
+    {
+        let mut powers = LanePowers::default();
+        let mut t = 0;
+        while t + LANES <= steps {
+            let mut chain = powers.anchor_index(x, t as i64);
+            assert!(chain.groups() >= 1);
+            for _ in 0..chain.groups().min((steps - t) / LANES) {
+                for l in 0..LANES {
+                    let got: f64 = chain.take::<T>(l).cast();
+                    let want: f64 = x.powf(Cast::<T>::cast((t + l) as i64)).cast();
+                    if want.is_normal() && Cast::<T>::cast(want).cast() == want {
+                        assert!(relative(got, want) <= tol, "{x}^{}: {got} vs {want}", t + l);
+                    } else if want.is_nan() {
+                        assert!(got.is_nan(), "{x}^{}: {got}", t + l);
+                    } else {
+                        assert_eq!(got.to_bits(), want.to_bits(), "{x}^{}", t + l);
+                    }
+                }
+                t += LANES;
+            }
+        }
+    }
+
     #[test]
-    fn total_adds_pairwise_in_a_fixed_order() {
+    fn chains_of_the_loop_index_follow_powf() {
+        for &x in &[0.999_999f64, 1.000_001, 0.5, -0.97, 1.1, 1.0, -1.0, 2.0] {
+            chains_follow_powf(x, 100_000, 3e-14);
+        }
+        for &x in &[
+            0.0f64,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e-310,
+        ] {
+            chains_follow_powf(x, 200, 0.0);
+        }
+        for &x in &[0.999_999f32, 1.5, -0.75, 0.5] {
+            chains_follow_powf(x, 2000, f64::from(f32::EPSILON));
+        }
+    }
+
+    #[test]
+    fn total_adds_the_lanes_in_order() {
         let acc = [1e16f64, 1.0, -1e16, 1.0, 0.5, 0.25, 0.125, 0.0625];
-        let want: f64 = ((1e16 + 1.0) + (-1e16 + 1.0)) + ((0.5 + 0.25) + (0.125 + 0.0625));
+        let want: f64 = 1e16 + 1.0 + -1e16 + 1.0 + 0.5 + 0.25 + 0.125 + 0.0625;
         assert_eq!(total(acc).to_bits(), want.to_bits());
         assert_eq!(total([i64::MAX, 1, 0, 0, 0, 0, 0, 0]), i64::MIN);
     }
