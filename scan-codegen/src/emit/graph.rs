@@ -185,7 +185,13 @@ pub fn emit_in_place(
     // Nodes written in place, as graph outputs: their own buffers.
     let mut as_output: HashMap<NodeId, Repr> = HashMap::new();
 
+    let folded = folded_maps(g, in_place);
+
     for id in g.live_nodes() {
+        if folded.contains(&id) {
+            // Computed by the reduction that reads it.
+            continue;
+        }
         let node = g.node(id);
         let ident = format_ident!("{}{}", prefix, id.0);
         let ty = node.ty;
@@ -254,25 +260,22 @@ pub fn emit_in_place(
                     Repr::Scalar(ident.clone())
                 } else {
                     let (repr, code) = write(&mut setup, &|out| {
-                        map_kernel(out, &args, label, |xs| formula::scalar(*op, xs))
+                        map_kernel(out, &args, label, |xs| element(node, xs))
                     });
                     body.extend(code);
                     repr
                 }
             }
             Op::Cast => {
-                let x = arg(0);
-                let cast = |xs: &[TokenStream]| {
-                    let x = &xs[0];
-                    quote!(#rt::element::Cast::<#s>::cast(#x))
-                };
+                let x = [arg(0)];
                 if ty.rank == 0 {
-                    let f = cast(&[x.scalar()]);
+                    let f = element(node, &[x[0].scalar()]);
                     body.extend(quote!(let #ident: #s = #f;));
                     Repr::Scalar(ident.clone())
                 } else {
-                    let x = [x];
-                    let (repr, code) = write(&mut setup, &|out| map_kernel(out, &x, label, cast));
+                    let (repr, code) = write(&mut setup, &|out| {
+                        map_kernel(out, &x, label, |xs| element(node, xs))
+                    });
                     body.extend(code);
                     repr
                 }
@@ -303,6 +306,23 @@ pub fn emit_in_place(
                         repr
                     }
                 }
+            }
+            Op::Reduce {
+                op: op @ (ReduceOp::Max | ReduceOp::Min),
+                axis: None,
+            } if folded.contains(&node.inputs[0]) => {
+                // The map it reads, computed here in the same pass.
+                let map = g.node(node.inputs[0]);
+                let args: Vec<Repr> = map.inputs.iter().map(|i| reprs[i].clone()).collect();
+                let (arrays, params, operands) = operands(&args);
+                let f = element(map, &operands);
+                let which = if *op == ReduceOp::Max { "max" } else { "min" };
+                let kernel = format_ident!("{}_of_map{}", which, arrays.len());
+                let map_label = &map.label;
+                body.extend(quote! {
+                    let #ident: #s = #rt::kernels::#kernel(#(#arrays,)* #map_label, #label, #[inline(always)] move |#(#params),*| #f)?;
+                });
+                Repr::Scalar(ident.clone())
             }
             Op::Reduce { op, axis } => {
                 let x = arg(0).view();
@@ -407,10 +427,10 @@ pub fn emit_in_place(
                 });
                 repr
             }
-            Op::Fused(fused) => {
+            Op::Fused(_) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
                 let (repr, code) = write(&mut setup, &|out| {
-                    map_kernel(out, &args, label, |xs| fused_element(fused, xs))
+                    map_kernel(out, &args, label, |xs| element(node, xs))
                 });
                 body.extend(code);
                 repr
@@ -488,6 +508,21 @@ fn map_kernel(
     f: impl Fn(&[TokenStream]) -> TokenStream,
 ) -> TokenStream {
     let rt = rt();
+    let (arrays, params, operands) = operands(args);
+    let body = f(&operands);
+    let kernel = format_ident!("map{}", arrays.len());
+    // `#[inline(always)]`: the kernel calls the closure from its AVX2 loop and its
+    // fallback; without it LLVM inlines a long chain into neither, and the AVX2 loop calls
+    // it once per element instead of running it on vectors. `move`: scalar operands are
+    // copied into the closure; captured by reference, each element reloads them (the
+    // output might alias them) and the loop does not vectorize.
+    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, #[inline(always)] move |#(#params),*| #body)?;)
+}
+
+/// A map's operands as its kernel takes them: the arrays' views, the closure's parameters
+/// for them, and every operand as the element formula reads it (a parameter for an array,
+/// the captured local for a scalar).
+fn operands(args: &[Repr]) -> (Vec<TokenStream>, Vec<proc_macro2::Ident>, Vec<TokenStream>) {
     let mut arrays = Vec::new();
     let mut params = Vec::new();
     let operands: Vec<TokenStream> = args
@@ -502,14 +537,56 @@ fn map_kernel(
             }
         })
         .collect();
-    let body = f(&operands);
-    let kernel = format_ident!("map{}", arrays.len());
-    // `#[inline(always)]`: the kernel calls the closure from its AVX2 loop and its
-    // fallback; without it LLVM inlines a long chain into neither, and the AVX2 loop calls
-    // it once per element instead of running it on vectors. `move`: scalar operands are
-    // copied into the closure; captured by reference, each element reloads them (the
-    // output might alias them) and the loop does not vectorize.
-    quote!(#rt::kernels::#kernel(#out, #(#arrays,)* #label, #[inline(always)] move |#(#params),*| #body)?;)
+    (arrays, params, operands)
+}
+
+/// The element formula of an array node that a map kernel computes (an elementwise
+/// operation, a cast, a fused chain), over its operands `xs`.
+fn element(node: &crate::ir::Node, xs: &[TokenStream]) -> TokenStream {
+    let rt = rt();
+    match &node.op {
+        Op::Elemwise(op) => formula::scalar(*op, xs),
+        Op::Cast => {
+            let (s, x) = (scalar_type(node.ty.dtype), &xs[0]);
+            quote!(#rt::element::Cast::<#s>::cast(#x))
+        }
+        Op::Fused(fused) => fused_element(fused, xs),
+        other => unreachable!("not a map: {other:?}"),
+    }
+}
+
+/// Maps computed inside the `max`/`min` of all their elements that is their only reader
+/// (`kernels::max_of_map2` and kin: one pass, no array of the map): array nodes a map
+/// kernel computes, of one to three array operands, that are not graph outputs and are
+/// not written in place.
+fn folded_maps(
+    g: &Graph,
+    in_place: &HashMap<NodeId, InPlace>,
+) -> std::collections::HashSet<NodeId> {
+    let users = g.consumers();
+    g.live_nodes()
+        .into_iter()
+        .filter(|&id| {
+            let node = g.node(id);
+            let arrays = node.inputs.iter().filter(|&&i| g.ty(i).rank > 0).count();
+            let folded_by = |&u: &NodeId| {
+                matches!(
+                    g.node(u).op,
+                    Op::Reduce {
+                        op: ReduceOp::Max | ReduceOp::Min,
+                        axis: None
+                    }
+                )
+            };
+            node.ty.rank > 0
+                && matches!(node.op, Op::Elemwise(_) | Op::Cast | Op::Fused(_))
+                && (1..=3).contains(&arrays)
+                && users[id.0].len() == 1
+                && users[id.0].iter().all(folded_by)
+                && !g.outputs.contains(&id)
+                && !in_place.contains_key(&id)
+        })
+        .collect()
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the

@@ -33,7 +33,10 @@ pub use index::{
     slice_mut,
 };
 pub use powers::Powers;
-pub use reduce::{max_all, max_axis, mean_all, mean_axis, min_all, min_axis, sum_all, sum_axis};
+pub use reduce::{
+    max_all, max_axis, max_of_map1, max_of_map2, max_of_map3, mean_all, mean_axis, min_all,
+    min_axis, min_of_map1, min_of_map2, min_of_map3, sum_all, sum_axis,
+};
 pub use scalar_trace::{take_rows, ScalarTrace};
 pub use steps::{
     check_initial_rows, check_n_steps, check_step_shape, check_steps_available, ring_tail,

@@ -2,11 +2,11 @@
 //! wrap, `max`/`min` of nothing is an error and NaN propagates, `mean` of nothing is NaN.
 //! Axis versions write into a reused buffer.
 
-use ndarray::{Array, ArrayView, ArrayView1, Axis, Dimension, RemoveAxis, Zip};
+use ndarray::{Array, ArrayView, ArrayView1, Axis, Dimension, IxDyn, RemoveAxis, Zip};
 
 use crate::element::{Element, Float, Number};
 use crate::error::{Error, Result};
-use crate::kernels::buffer::ensure_shape;
+use crate::kernels::buffer::{broadcast_shape, ensure_shape};
 use crate::kernels::isa;
 use crate::math::{maximum, minimum};
 
@@ -45,31 +45,116 @@ pub fn min_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> 
 /// Lanes of [`extreme_slice`]: 8 running extremes (two AVX2 registers of f32, four of f64).
 const EXTREME_LANES: usize = 8;
 
-/// The largest (or, with `<`, smallest) element of a non-empty slice, NaN if any is NaN, as
-/// the sequential fold of `maximum` computes it, in lanes so that the loop vectorizes (a
-/// compare and a select per element; a NaN, unequal to itself, always replaces and is never
-/// replaced). Between equal values the fold keeps the first and the lanes may keep another:
-/// only `-0.0` and `0.0` tell them apart, and numpy does not promise which.
+/// The largest (or, with `<`, smallest) element of a non-empty slice, NaN if any is NaN.
 #[inline(always)]
 fn extreme_slice<T: Element>(s: &[T], beats: impl Fn(T, T) -> bool) -> T {
+    let group = |i: usize| -> [T; EXTREME_LANES] {
+        let g = &s[i..i + EXTREME_LANES];
+        core::array::from_fn(|l| g[l])
+    };
+    extreme_of(s.len(), group, |i| s[i], beats)
+}
+
+/// The largest (or, with `<`, smallest) of `at(0), .., at(n - 1)` (n > 0), NaN if any is
+/// NaN, as the sequential fold of `maximum` computes it, in lanes so that the loop
+/// vectorizes (a compare and a select per element; a NaN, unequal to itself, always
+/// replaces and is never replaced). Between equal values the fold keeps the first and the
+/// lanes may keep another: only `-0.0` and `0.0` tell them apart, and numpy does not
+/// promise which. `group(i)` gives `at(i), .., at(i + 7)` (one bounds check per slice).
+#[inline(always)]
+fn extreme_of<T: Element>(
+    n: usize,
+    group: impl Fn(usize) -> [T; EXTREME_LANES],
+    at: impl Fn(usize) -> T,
+    beats: impl Fn(T, T) -> bool,
+) -> T {
     #[allow(clippy::eq_op)]
     let take = |x: T, m: T| beats(x, m) || x != x;
-    let mut m = [s[0]; EXTREME_LANES];
-    let chunks = s.chunks_exact(EXTREME_LANES);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for (m, &x) in m.iter_mut().zip(c) {
+    let mut m = [at(0); EXTREME_LANES];
+    let full = n - n % EXTREME_LANES;
+    let mut i = 0;
+    while i < full {
+        for (m, x) in m.iter_mut().zip(group(i)) {
             *m = if take(x, *m) { x } else { *m };
         }
+        i += EXTREME_LANES;
     }
     let mut best = m[0];
-    for &x in m[1..].iter().chain(rest) {
+    for x in m[1..].iter().copied().chain((full..n).map(&at)) {
         if take(x, best) {
             best = x;
         }
     }
     best
 }
+
+macro_rules! extreme_of_map {
+    ($max:ident, $min:ident: $a0:ident $t0:ident $d0:ident $(, $a:ident $t:ident $d:ident)*) => {
+        /// `max(f(a, ..))` in one pass, without the map's array: the largest element of
+        /// the map of `f` over the operands broadcast together (the error of the map,
+        /// named `map_what`, when they do not broadcast; `Err(Empty)` naming `what` when
+        /// the map is empty), NaN if any element is NaN.
+        pub fn $max<$t0: Copy, $d0: Dimension, $($t: Copy, $d: Dimension,)* U: Element>(
+            $a0: ArrayView<'_, $t0, $d0>,
+            $($a: ArrayView<'_, $t, $d>,)*
+            map_what: &str,
+            what: &str,
+            f: impl Fn($t0, $($t),*) -> U,
+        ) -> Result<U> {
+            extreme_of_map!(@body $a0 $($a)*; map_what, what, f, |x: U, m: U| x > m, maximum)
+        }
+
+        /// The smallest element; see the `max` twin.
+        pub fn $min<$t0: Copy, $d0: Dimension, $($t: Copy, $d: Dimension,)* U: Element>(
+            $a0: ArrayView<'_, $t0, $d0>,
+            $($a: ArrayView<'_, $t, $d>,)*
+            map_what: &str,
+            what: &str,
+            f: impl Fn($t0, $($t),*) -> U,
+        ) -> Result<U> {
+            extreme_of_map!(@body $a0 $($a)*; map_what, what, f, |x: U, m: U| x < m, minimum)
+        }
+    };
+    (@body $a0:ident $($a:ident)*; $map_what:ident, $what:ident, $f:ident, $beats:expr, $fold:ident) => {{
+        let shape: IxDyn = broadcast_shape($map_what, &[$a0.shape(), $($a.shape()),*])?;
+        let n = shape.size();
+        if n == 0 {
+            return Err(empty_error($what));
+        }
+        // Every operand a slice of the whole shape: one pass, in lanes.
+        if $a0.shape() == shape.slice() $(&& $a.shape() == shape.slice())* {
+            if let (Some($a0), $(Some($a),)*) = ($a0.as_slice(), $($a.as_slice(),)*) {
+                let group = |i: usize| -> [U; EXTREME_LANES] {
+                    let $a0 = &$a0[i..i + EXTREME_LANES];
+                    $(let $a = &$a[i..i + EXTREME_LANES];)*
+                    core::array::from_fn(|l| $f($a0[l], $($a[l]),*))
+                };
+                return Ok(isa::with_best_isa(
+                    #[inline(always)]
+                    || extreme_of(n, group, |i| $f($a0[i], $($a[i]),*), $beats),
+                ));
+            }
+        }
+        // Otherwise (broadcasting, strides): element by element, in the map's order.
+        let (Some($a0), $(Some($a),)*) = ($a0.broadcast(shape.clone()), $($a.broadcast(shape.clone()),)*) else {
+            unreachable!("broadcast_shape checked that the operands broadcast")
+        };
+        let zip = Zip::from(&$a0)$(.and(&$a))*;
+        let mut best: Option<U> = None;
+        zip.for_each(|&$a0, $(&$a),*| {
+            let x = $f($a0, $($a),*);
+            best = Some(match best {
+                Some(m) => $fold(m, x),
+                None => x,
+            });
+        });
+        best.ok_or_else(|| empty_error($what))
+    }};
+}
+
+extreme_of_map!(max_of_map1, min_of_map1: a A Da);
+extreme_of_map!(max_of_map2, min_of_map2: a A Da, b B Db);
+extreme_of_map!(max_of_map3, min_of_map3: a A Da, b B Db, c C Dc);
 
 /// Mean of every element; NaN for an empty array (numpy warns and returns NaN).
 pub fn mean_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
@@ -462,6 +547,70 @@ mod tests {
         assert_eq!(
             out.iter().copied().collect::<Vec<_>>(),
             vec![4.0, 5.0, 6.0, 7.0]
+        );
+    }
+
+    /// `max`/`min` of a map, fused, against the map into an array and then `max_all`.
+    #[test]
+    fn extremes_of_maps_agree_with_the_map_then_the_reduction() {
+        let f = |a: f64, b: f64| (a - b).abs();
+        let unfused = |a: ndarray::ArrayView2<f64>, b: ndarray::ArrayView2<f64>| {
+            let mut out: Array2<f64> = Array2::zeros((0, 0));
+            crate::kernels::map2(&mut out, a, b, "map", f).unwrap();
+            (
+                max_all(out.view(), "max").unwrap(),
+                min_all(out.view(), "min").unwrap(),
+            )
+        };
+        let a = Array2::from_shape_fn((7, 13), |(i, j)| ((i * 13 + j) as f64 * 0.61).sin());
+        let b = Array2::from_shape_fn((7, 13), |(i, j)| ((i * 5 + j) as f64 * 0.29).cos());
+        let row = Array2::from_shape_fn((1, 13), |(_, j)| j as f64 * 0.1);
+        let mut with_nan = a.clone();
+        with_nan[[3, 9]] = f64::NAN;
+        let cases = [
+            (a.view(), b.view()),                           // slices: one pass in lanes
+            (a.view(), row.view()),                         // a broadcast row
+            (a.slice(s![.., ..;2]), b.slice(s![.., ..;2])), // strided
+            (with_nan.view(), b.view()),                    // NaN propagates
+        ];
+        for (x, y) in cases {
+            let (max, min) = unfused(x, y);
+            let fused_max = max_of_map2(x, y, "map", "max", f).unwrap();
+            let fused_min = min_of_map2(x, y, "map", "min", f).unwrap();
+            assert_eq!(fused_max.to_bits(), max.to_bits(), "{x:?}");
+            assert_eq!(fused_min.to_bits(), min.to_bits(), "{x:?}");
+        }
+        // One and three operands.
+        let v = Array1::from_shape_fn(37, |i| (i as f64 * 1.7).sin());
+        assert_eq!(
+            max_of_map1(v.view(), "map", "max", |x| -x).unwrap(),
+            -min_all(v.view(), "").unwrap()
+        );
+        let w = min_of_map3(v.view(), v.view(), v.view(), "map", "min", |x, y, z| {
+            x * y + z
+        })
+        .unwrap();
+        let want = v.iter().map(|&x| x * x + x).fold(f64::INFINITY, f64::min);
+        assert_eq!(w, want);
+    }
+
+    #[test]
+    fn extremes_of_maps_report_the_map_and_the_reduction_errors() {
+        let a = Array1::<f64>::zeros(3);
+        let b = Array1::<f64>::zeros(4);
+        assert_eq!(
+            max_of_map2(a.view(), b.view(), "a - b", "max(a - b)", |x, y| x - y),
+            Err(Error::Broadcast {
+                what: "a - b".to_string(),
+                shapes: vec![vec![3], vec![4]],
+            })
+        );
+        let e = Array1::<f64>::zeros(0);
+        assert_eq!(
+            min_of_map2(e.view(), e.view(), "a - b", "min(a - b)", |x, y| x - y),
+            Err(Error::Empty {
+                what: "min(a - b)".to_string(),
+            })
         );
     }
 }
