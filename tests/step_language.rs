@@ -1234,6 +1234,92 @@ mod reductions {
     }
 }
 
+mod extremes_of_maps {
+    scan_tests::program! {
+        /// `max`/`min` of a map nothing else reads: one pass, no array of the map.
+        pub fn of_maps(a: ArrayView2<f64>, b: ArrayView2<f64>, c: f64) -> Result<(f64, f64, f64, f64)> {
+            Ok((max(abs(a - b)), min(a * c + b), max(-a), min(a * b - c * a)))
+        }
+
+        /// The same in a step (a Newton-like convergence test over rows).
+        pub fn in_a_step(x: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Array1<f64>> {
+            let m = scan(|x_t, y_t| max(abs(x_t - y_t)), sequences = [x, y]);
+            Ok(m)
+        }
+    }
+}
+
+#[test]
+fn max_and_min_of_a_map_in_one_pass() {
+    use extremes_of_maps::{in_a_step, of_maps};
+    let a = Array2::from_shape_fn((5, 11), |(i, j)| ((i * 11 + j) as f64 * 0.77).sin());
+    let b = Array2::from_shape_fn((5, 11), |(i, j)| ((i * 3 + j) as f64 * 0.41).cos());
+    let row = Array2::from_shape_fn((1, 11), |(_, j)| j as f64 * 0.3 - 1.0);
+    let c = 1.5;
+    let by_hand = |a: &ArrayView2<f64>, b: &ArrayView2<f64>| {
+        let (mut d, mut s, mut n, mut p) = (f64::MIN, f64::MAX, f64::MIN, f64::MAX);
+        for ((i, j), &x) in a.indexed_iter() {
+            let y = b[[i.min(b.nrows() - 1), j]];
+            d = d.max((x - y).abs());
+            s = s.min(x * c + y);
+            n = n.max(-x);
+            p = p.min(x * y - c * x);
+        }
+        (d, s, n, p)
+    };
+    let strided_a = a.slice(s![.., ..;2]);
+    let strided_b = b.slice(s![.., ..;2]);
+    for (x, y) in [
+        (a.view(), b.view()),   // contiguous: one pass in lanes
+        (a.view(), row.view()), // a broadcast row
+        (strided_a, strided_b), // strided
+    ] {
+        let got = of_maps(x, y, c).unwrap();
+        assert_eq!(got, by_hand(&x, &y), "{x:?}");
+        second_opinion(
+            extremes_of_maps::SOURCE,
+            "of_maps",
+            vec![
+                Value::from(x.to_owned()),
+                Value::from(y.to_owned()),
+                Value::from(c),
+            ],
+            vec![
+                Value::from(got.0),
+                Value::from(got.1),
+                Value::from(got.2),
+                Value::from(got.3),
+            ],
+        );
+    }
+    // NaN propagates; shapes that do not broadcast and empty maps are the usual errors.
+    let mut with_nan = a.clone();
+    with_nan[[2, 7]] = f64::NAN;
+    assert!(of_maps(with_nan.view(), b.view(), c).unwrap().0.is_nan());
+    let narrow = Array2::<f64>::zeros((5, 3));
+    assert_eq!(
+        of_maps(a.view(), narrow.view(), c).unwrap_err().to_string(),
+        "cannot broadcast shapes [5, 11] and [5, 3] together in `abs(a -b)`"
+    );
+    let empty = Array2::<f64>::zeros((0, 11));
+    assert_eq!(
+        of_maps(empty.view(), empty.view(), c)
+            .unwrap_err()
+            .to_string(),
+        "`max(abs(a -b))` got an empty array, which has no element or row to take"
+    );
+    // In a step: each step's largest difference.
+    let m = in_a_step(a.view(), b.view()).unwrap();
+    let want: Vec<f64> = (0..5)
+        .map(|i| {
+            (0..11)
+                .map(|j| (a[[i, j]] - b[[i, j]]).abs())
+                .fold(f64::MIN, f64::max)
+        })
+        .collect();
+    assert_eq!(m.to_vec(), want);
+}
+
 #[test]
 fn reductions_over_everything_and_over_each_axis() {
     let m = array![
