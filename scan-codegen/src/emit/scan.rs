@@ -455,6 +455,16 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     let step_body = step.body;
     let step_body = quote!(#prologue #step_body);
 
+    // A loop of known length whose only trace is a pushed scalar one runs inside the
+    // trace's `fill`: the room for every row is made once, so no row is checked, and the
+    // loop is the step body returning the row (as tight as a hand-written `from_iter`).
+    let pushed_outputs: Vec<usize> = (0..op.outputs.len()).filter(|&j| pushed(j)).collect();
+    let filled = match pushed_outputs.as_slice() {
+        [j] if !op.has_until && op.unroll == 1 && !op.lanes => Some(*j),
+        _ => None,
+    };
+    let mut filled_value = TokenStream::new();
+
     // Writing each result into its row (or its state).
     let mut writes = TokenStream::new();
     for (j, o) in op.outputs.iter().enumerate() {
@@ -484,7 +494,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                         let r = reg(j, depth - 1);
                         quote!(#r = #v;)
                     });
-                    let store = if pushed(j) {
+                    let store = if filled == Some(j) {
+                        // Returned to `fill`, which writes it.
+                        filled_value = v.clone();
+                        TokenStream::new()
+                    } else if pushed(j) {
                         let w = trace(j);
                         quote!(#w.push(#v)?;)
                     } else {
@@ -630,6 +644,19 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
                     #stop
                 }
             }
+        }
+    } else if let Some(j) = filled {
+        let w = trace(j);
+        let s = super::scalar_type(op.step.ty(op.step.outputs[j]).dtype);
+        // The step's value is computed before the other outputs' writes: keep it.
+        let value = format_ident!("{}filled", prefix);
+        quote! {
+            #w.fill(#n, |#t| -> #rt::Result<#s> {
+                #step_body
+                let #value: #s = #filled_value;
+                #writes
+                ::core::result::Result::Ok(#value)
+            })?;
         }
     } else {
         quote! {

@@ -38,16 +38,21 @@ pub fn cumsum(
     __scan_2_trace0.push(__scan_1)?;
     let mut __scan_2_reg0_0 = __scan_1;
     let mut __scan_2_done: usize = __scan_2_n_steps;
-    '__scan_2_loop: for __scan_2_t in 0..__scan_2_n_steps {
-        let __scan_2_0 = (((__scan_2_t + 0usize)) as i64);
-        let __scan_2_1 = __scan_2_reg0_0;
-        let __scan_2_2: i64 = ::scan_runtime::__private::math::add(
-            __scan_2_1,
-            __scan_2_0,
-        );
-        __scan_2_trace0.push(__scan_2_2)?;
-        __scan_2_reg0_0 = __scan_2_2;
-    }
+    __scan_2_trace0
+        .fill(
+            __scan_2_n_steps,
+            |__scan_2_t| -> ::scan_runtime::__private::Result<i64> {
+                let __scan_2_0 = (((__scan_2_t + 0usize)) as i64);
+                let __scan_2_1 = __scan_2_reg0_0;
+                let __scan_2_2: i64 = ::scan_runtime::__private::math::add(
+                    __scan_2_1,
+                    __scan_2_0,
+                );
+                let __scan_2_filled: i64 = __scan_2_2;
+                __scan_2_reg0_0 = __scan_2_2;
+                ::core::result::Result::Ok(__scan_2_filled)
+            },
+        )?;
     __scan_2_buf0 = __scan_2_trace0.finish();
     ::core::result::Result::Ok({
         let mut __rows = __scan_2_buf0;

@@ -68,6 +68,30 @@ impl<T: Copy> ScalarTrace<T> {
     }
 
     /// The rows written, as the output's buffer.
+    /// Writes `f(0), .., f(n - 1)` as the next rows, stopping at the first `Err`: the
+    /// loop of `n` steps, with room made once before it (no check per row).
+    #[inline(always)]
+    pub fn fill(&mut self, n: usize, mut f: impl FnMut(usize) -> Result<T>) -> Result<()> {
+        let end = self.written + n;
+        // The trace of a loop of known length was made with room for all its rows.
+        let Some(slots) = self.rows.spare_capacity_mut().get_mut(self.written..end) else {
+            return Err(too_many("n_steps", end));
+        };
+        for (t, slot) in slots.iter_mut().enumerate() {
+            match f(t) {
+                Ok(x) => {
+                    slot.write(x);
+                }
+                Err(e) => {
+                    self.written += t;
+                    return Err(e);
+                }
+            }
+        }
+        self.written = end;
+        Ok(())
+    }
+
     pub fn finish(self) -> Array1<T> {
         let mut rows = self.rows;
         // SAFETY: the first `written` elements of the capacity were each written by `push`
@@ -148,6 +172,33 @@ mod tests {
         let mut t = ScalarTrace::new("n_steps", Vec::with_capacity(0), 0, 0).unwrap();
         assert!(t.push(1u8).is_err(), "nothing beyond the bound");
         assert_eq!(t.finish().len(), 0);
+    }
+
+    #[test]
+    fn fill_writes_the_steps_and_stops_at_an_error_keeping_the_rows_before() {
+        let mut t = ScalarTrace::new("n_steps", Vec::new(), 6, 6).unwrap();
+        t.push(-1i64).unwrap();
+        t.fill(5, |s| Ok(s as i64 * 10)).unwrap();
+        assert_eq!(t.finish().to_vec(), vec![-1, 0, 10, 20, 30, 40]);
+
+        let mut t = ScalarTrace::new("n_steps", Vec::new(), 6, 6).unwrap();
+        let stop = Error::Empty {
+            what: "x".to_string(),
+        };
+        let r = t.fill(6, |s| {
+            if s == 3 {
+                Err(stop.clone())
+            } else {
+                Ok(s as f32)
+            }
+        });
+        assert_eq!(r, Err(stop));
+        assert_eq!(t.finish().to_vec(), vec![0.0, 1.0, 2.0]);
+
+        // More rows than the trace has room for: an error, nothing written.
+        let mut t = ScalarTrace::new("n_steps", Vec::new(), 2, 2).unwrap();
+        assert_eq!(t.fill(3, |s| Ok(s as u8)), Err(too_many("n_steps", 3)));
+        assert_eq!(t.finish().to_vec(), Vec::<u8>::new());
     }
 
     #[test]
