@@ -40,6 +40,12 @@ macro_rules! programs {
                     Ok((a.sum(), b.sum()))
                 }
 
+                /// A `pow` of constants left in the step (push_out_nonseq off): computed once.
+                pub fn invariant_power(c: ArrayView1<f64>, x: f64) -> Result<f64> {
+                    let terms = scan(|c_t, x| c_t * pow(x, 2.0) + c_t, sequences = c, non_sequences = x);
+                    Ok(terms.sum())
+                }
+
                 /// A `pow` whose exponent is data, not the loop index; fewer steps than rows.
                 pub fn data_powers(x: ArrayView1<f64>, e: ArrayView1<f64>, k: usize) -> Result<f64> {
                     let terms = scan(|x_t, e_t| pow(x_t, e_t), sequences = [x, e], n_steps = k);
@@ -53,6 +59,7 @@ macro_rules! programs {
 programs! {
     on: [all];
     off: [all_except(sum_lanes)];
+    only: [running_sum, sum_lanes];
 }
 
 const COUNTS: [usize; 12] = [0, 1, 2, 7, 8, 9, 15, 16, 17, 64, 1000, 100_003];
@@ -190,4 +197,25 @@ fn powers_of_data_take_powf() {
         err,
         off::data_powers(x.view(), e.view(), n + 1).unwrap_err()
     );
+}
+
+#[test]
+fn an_invariant_power_left_in_the_step() {
+    for &n in &COUNTS[..10] {
+        let c = coefficients(n);
+        let terms: Vec<f64> = c.iter().map(|&c| c * 1.3f64.powf(2.0) + c).collect();
+        let what = format!("n = {n}");
+        close(
+            only::invariant_power(c.view(), 1.3).unwrap(),
+            in_order(&terms),
+            &terms,
+            &what,
+        );
+        close(
+            on::invariant_power(c.view(), 1.3).unwrap(),
+            in_order(&terms),
+            &terms,
+            &what,
+        );
+    }
 }

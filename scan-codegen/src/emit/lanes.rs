@@ -155,12 +155,13 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                 _ => non_sequences[*index - op.first_non_sequence_step_input()].clone(),
             },
             (Op::Const(c), _) => literal(*c, node.ty.dtype),
-            (Op::Elemwise(ElemOp::Pow), _) => {
+            (Op::Elemwise(ElemOp::Pow), Place::Array | Place::Lane) => {
                 let powers = format_ident!("{}_powers", v);
                 setup.extend(quote!(let mut #powers = #lanes::LanePowers::default();));
                 let (b, e) = (node.inputs[0], node.inputs[1]);
-                match index_power(op, id, &t) {
-                    Some(first) => {
+                match index_power(op, id) {
+                    Some(offset) => {
+                        let first = quote!(((#t + #offset) as i64));
                         let b = read(b, Place::Invariant);
                         let chain = format_ident!("{}_chain", v);
                         anchors.extend(quote! {
@@ -261,8 +262,7 @@ fn places(op: &ScanOp) -> Vec<Place> {
     for &id in live.iter().rev() {
         let node = step.node(id);
         let pow = matches!(node.op, Op::Elemwise(ElemOp::Pow));
-        let array = (pow && index_power(op, id, &format_ident!("t")).is_none())
-            || places[id.0] == Place::Array;
+        let array = (pow && index_power(op, id).is_none()) || places[id.0] == Place::Array;
         if array && places[id.0] != Place::Invariant {
             places[id.0] = Place::Array;
             for &i in &node.inputs {
@@ -288,18 +288,18 @@ fn invariant(op: &ScanOp, id: NodeId) -> bool {
 }
 
 /// When step value `id` is `pow` of an invariant base and the loop index (see
-/// [`loop_index`]): the index at step `t`.
-fn index_power(op: &ScanOp, id: NodeId, t: &Ident) -> Option<TokenStream> {
+/// [`loop_index`]): the index's offset from the step.
+fn index_power(op: &ScanOp, id: NodeId) -> Option<usize> {
     let node = op.step.node(id);
     match (&node.op, node.inputs.as_slice()) {
-        (Op::Elemwise(ElemOp::Pow), &[b, e]) if invariant(op, b) => loop_index(op, e, t),
+        (Op::Elemwise(ElemOp::Pow), &[b, e]) if invariant(op, b) => loop_index(op, e),
         _ => None,
     }
 }
 
 /// When step value `id` is the float cast of a tap of an `arange` sequence read forwards
-/// (the loop index plus a constant): that tap's value at step `t`, as an i64.
-fn loop_index(op: &ScanOp, id: NodeId, t: &Ident) -> Option<TokenStream> {
+/// (the loop index plus a constant): that constant (the tap's row is step + offset).
+fn loop_index(op: &ScanOp, id: NodeId) -> Option<usize> {
     let node = op.step.node(id);
     if !matches!(node.op, Op::Cast) || !node.ty.dtype.is_float() || op.go_backwards {
         return None;
@@ -312,7 +312,6 @@ fn loop_index(op: &ScanOp, id: NodeId, t: &Ident) -> Option<TokenStream> {
         let m = k
             .checked_sub(first)
             .filter(|&m| s.arange && m < s.taps.len())?;
-        let offset = (s.taps[m] + s.past()) as usize;
-        Some(quote!(((#t + #offset) as i64)))
+        Some((s.taps[m] + s.past()) as usize)
     })
 }
