@@ -14,6 +14,8 @@ use scan_runtime::ndarray::{s, Array1};
 
 macro_rules! programs {
     ($($module:ident: [$($setting:tt)*];)*) => {$(
+        // Not every setting's module runs every program.
+        #[allow(dead_code)]
         mod $module {
             scan_tests::program! {
                 #![rewrites($($setting)*)]
