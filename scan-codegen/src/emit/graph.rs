@@ -185,7 +185,7 @@ pub fn emit_in_place(
     // Nodes written in place, as graph outputs: their own buffers.
     let mut as_output: HashMap<NodeId, Repr> = HashMap::new();
 
-    let folded = folded_maps(g, in_place);
+    let folded = folded_maps(g, &users, in_place);
 
     for id in g.live_nodes() {
         if folded.contains(&id) {
@@ -561,9 +561,9 @@ fn element(node: &crate::ir::Node, xs: &[TokenStream]) -> TokenStream {
 /// not written in place.
 fn folded_maps(
     g: &Graph,
+    users: &[Vec<NodeId>],
     in_place: &HashMap<NodeId, InPlace>,
 ) -> std::collections::HashSet<NodeId> {
-    let users = g.consumers();
     g.live_nodes()
         .into_iter()
         .filter(|&id| {

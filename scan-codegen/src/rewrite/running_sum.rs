@@ -100,19 +100,8 @@ fn carry_total(g: &mut Graph, scan: NodeId, j: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, Value};
+    use super::super::test_util::{apply, assert_same_results, coefficients, Value, POLYNOMIAL};
     use super::super::Pass;
-
-    const POLYNOMIAL: &str = "pub fn polynomial(c: ArrayView1<f64>, x: f64, n: usize) -> Result<f64> {
-        let components = scan(|c_t, p, x| c_t * pow(x, p), sequences = [c, arange(n)], non_sequences = x);
-        Ok(components.sum())
-    }";
-
-    fn coefficients(n: usize) -> Value {
-        Value::from(ndarray::Array1::from_shape_fn(n, |i| {
-            (i as f64 * 0.7).sin()
-        }))
-    }
 
     #[test]
     fn a_summed_map_output_becomes_a_running_total() {

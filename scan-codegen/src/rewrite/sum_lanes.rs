@@ -95,22 +95,13 @@ fn depends_on(g: &Graph, id: NodeId, input: NodeId) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply_passes, assert_same_results, Value};
+    use super::super::test_util::{
+        apply_passes, assert_same_results, coefficients, Value, POLYNOMIAL,
+    };
     use super::super::Pass;
 
     /// Sum lanes needs the totals running-sum makes.
     const LANES: [Pass; 2] = [Pass::RunningSum, Pass::SumLanes];
-
-    const POLYNOMIAL: &str = "pub fn polynomial(c: ArrayView1<f64>, x: f64, n: usize) -> Result<f64> {
-        let components = scan(|c_t, p, x| c_t * pow(x, p), sequences = [c, arange(n)], non_sequences = x);
-        Ok(components.sum())
-    }";
-
-    fn coefficients(n: usize) -> Value {
-        Value::from(ndarray::Array1::from_shape_fn(n, |i| {
-            (i as f64 * 0.7).sin()
-        }))
-    }
 
     #[test]
     fn the_polynomial_runs_in_lanes() {

@@ -23,6 +23,19 @@ pub use evaluated::*;
 mod evaluated {
     pub use crate::eval::Value;
 
+    /// The scan tutorial's polynomial, its map output only summed.
+    pub const POLYNOMIAL: &str = "pub fn polynomial(c: ArrayView1<f64>, x: f64, n: usize) -> Result<f64> {
+        let components = scan(|c_t, p, x| c_t * pow(x, p), sequences = [c, arange(n)], non_sequences = x);
+        Ok(components.sum())
+    }";
+
+    /// `n` varied coefficients for [`POLYNOMIAL`].
+    pub fn coefficients(n: usize) -> Value {
+        Value::from(ndarray::Array1::from_shape_fn(n, |i| {
+            (i as f64 * 0.7).sin()
+        }))
+    }
+
     pub fn vec1(v: &[f64]) -> Value {
         Value::from(ndarray::Array1::from(v.to_vec()))
     }
