@@ -25,16 +25,18 @@ scan_twice! {
     }
 }
 
-/// Powers carried at once, each multiplied by x^LANES per group (two AVX2 registers).
-const LANES: usize = 8;
+/// Powers carried at once, each multiplied by x^LANES per group (four AVX2 registers:
+/// four independent chains of adds; with two, the loop waits on their latency and runs
+/// 10% slower).
+const LANES: usize = 16;
 /// Every BLOCK terms the powers are recomputed with `powf`, so rounding errors of the
-/// carried products never build up over more than BLOCK / LANES multiplies (< 3e-14).
-const BLOCK: usize = 512;
+/// carried products never build up over more than BLOCK / LANES = 64 multiplies (< 3e-14).
+const BLOCK: usize = 1024;
 
-/// The hand-written loop: no component is stored, and no `pow` per term: each of 8 lanes
-/// carries x^t in f64 and steps it by x^8 with one multiply, and the terms are summed in 8
-/// f64 accumulators. One `powf` per block (x^t0), the other lanes from it times x^l
-/// (x^1..x^8 computed once). The whole loop vectorizes, with AVX2 chosen at run time.
+/// The hand-written loop: no component is stored, and no `pow` per term: each of 16 lanes
+/// carries x^t in f64 and steps it by x^16 with one multiply, and the terms are summed in
+/// 16 f64 accumulators. One `powf` per block (x^t0), the other lanes from it times x^l
+/// (x^1..x^16 computed once). The whole loop vectorizes, with AVX2 chosen at run time.
 /// Assumes, as a performance engineer knowing the input would, that the powers stay
 /// normal floats (x = 0.999999 over 10^6 terms).
 pub fn polynomial_hand(c: &[f32], x: f32) -> f64 {

@@ -186,10 +186,12 @@ pub fn emit_in_place(
     let mut as_output: HashMap<NodeId, Repr> = HashMap::new();
 
     let folded = folded_maps(g, &users, in_place);
+    let with_extreme = maps_with_extremes(g, &folded, in_place);
 
     for id in g.live_nodes() {
-        if folded.contains(&id) {
-            // Computed by the reduction that reads it.
+        if folded.contains(&id) || reprs.contains_key(&id) {
+            // Computed by the reduction that reads it, or (a reduction) with the map it
+            // reads.
             continue;
         }
         let node = g.node(id);
@@ -228,6 +230,52 @@ pub fn emit_in_place(
             };
             (Repr::View(written), code)
         };
+        if let Some(&reduce) = with_extreme.get(&id) {
+            // The map, and the `max`/`min` of a map of it and its operands, in one pass.
+            let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
+            let (arrays, params, operands) = operands(&args);
+            let f = element(node, &operands);
+            let (r, reduced) = (g.node(reduce), g.node(g.node(reduce).inputs[0]));
+            let y = format_ident!("__y");
+            let reduced_operands: Vec<TokenStream> = reduced
+                .inputs
+                .iter()
+                .map(|i| match node.inputs.iter().position(|x| x == i) {
+                    _ if *i == id => quote!(#y),
+                    Some(k) => operands[k].clone(),
+                    None => reprs[i].scalar(),
+                })
+                .collect();
+            let g_body = element(reduced, &reduced_operands);
+            let which = if matches!(
+                r.op,
+                Op::Reduce {
+                    op: ReduceOp::Max,
+                    ..
+                }
+            ) {
+                "max"
+            } else {
+                "min"
+            };
+            let kernel = format_ident!("map{}_{}", arrays.len(), which);
+            let extreme = format_ident!("{}{}", prefix, reduce.0);
+            let rs = scalar_type(r.ty.dtype);
+            let r_label = &r.label;
+            let (repr, code) = write(&mut setup, &|out| {
+                quote! {
+                    let #extreme: #rs = #rt::kernels::#kernel(
+                        #out, #(#arrays,)* #label, #r_label,
+                        #[inline(always)] move |#(#params),*| #f,
+                        #[inline(always)] move |#(#params,)* #y| #g_body,
+                    )?;
+                }
+            });
+            body.extend(code);
+            reprs.insert(id, repr);
+            reprs.insert(reduce, Repr::Scalar(extreme));
+            continue;
+        }
         let repr = match &node.op {
             Op::Input { index, .. } => {
                 let Input::Expr(e) = &inputs[*index];
@@ -587,6 +635,61 @@ fn folded_maps(
                 && !in_place.contains_key(&id)
         })
         .collect()
+}
+
+/// Maps computed together with the `max`/`min` of all the elements of a map of their
+/// result and their operands (`kernels::map2_max` and kin: a step's new row and its largest
+/// change from the previous one, in one pass), keyed by the map, with the reduction: the
+/// reduction's map is folded ([`folded_maps`]), reads the map, its operands and scalars
+/// computed before it, and nothing else; the map is a map kernel's of one or two array
+/// operands, not folded, and writes unconditionally (no `own_buffer_when`).
+fn maps_with_extremes(
+    g: &Graph,
+    folded: &std::collections::HashSet<NodeId>,
+    in_place: &HashMap<NodeId, InPlace>,
+) -> HashMap<NodeId, NodeId> {
+    let live = g.live_nodes();
+    let position: HashMap<NodeId, usize> =
+        live.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+    let is_map = |id: NodeId| {
+        g.ty(id).rank > 0 && matches!(g.node(id).op, Op::Elemwise(_) | Op::Cast | Op::Fused(_))
+    };
+    let mut found: HashMap<NodeId, NodeId> = HashMap::new();
+    for &r in &live {
+        let node = g.node(r);
+        let (
+            Op::Reduce {
+                op: ReduceOp::Max | ReduceOp::Min,
+                axis: None,
+            },
+            [f],
+        ) = (&node.op, &node.inputs[..])
+        else {
+            continue;
+        };
+        if !folded.contains(f) {
+            continue;
+        }
+        let reduced = g.node(*f);
+        let map = reduced.inputs.iter().copied().find(|&m| {
+            let map = g.node(m);
+            let arrays = map.inputs.iter().filter(|&&i| g.ty(i).rank > 0).count();
+            is_map(m)
+                && !folded.contains(&m)
+                && !found.contains_key(&m)
+                && (1..=2).contains(&arrays)
+                && in_place.get(&m).is_none_or(|t| t.own_buffer_when.is_none())
+                && reduced.inputs.iter().all(|&i| {
+                    i == m
+                        || map.inputs.contains(&i)
+                        || (g.ty(i).rank == 0 && position[&i] < position[&m])
+                })
+        });
+        if let Some(m) = map {
+            found.insert(m, r);
+        }
+    }
+    found
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the

@@ -428,20 +428,26 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         let depth = o.depth() as usize;
         let at = quote!(#t + #depth);
         let (w, p, r) = (trace(j), past(j), rest(j));
-        let (row, read_back) = if o.is_recurrent() {
-            prologue.extend(quote! {
-                let (#p, mut #r) = #w.next_row("n_steps")?;
-            });
-            (quote!(#r.view_mut()), quote!(#r.view()))
-        } else {
-            (quote!(#w.next_row("n_steps")?.1), quote!(#w.row(#at)?))
-        };
         let output = output_name(op, j);
         let result = &op.step.node(op.step.outputs[j]).label;
+        let (row, read_back) = if o.is_recurrent() {
+            // The row's memory as it is (a `kernels::Slot`): a kernel that writes every
+            // element does not zero it first. It joins the trace after the writes.
+            prologue.extend(quote! {
+                let (#p, mut #r) = #w.next_slot("n_steps")?;
+            });
+            (quote!(#r.row(#output, #result)), quote!(#r.written()?))
+        } else {
+            let row = quote!(#w.next_row("n_steps")?.1);
+            (
+                quote!(#rt::kernels::Row::new(#row, #output, #result)),
+                quote!(#w.row(#at)?),
+            )
+        };
         targets.insert(
             op.step.outputs[j],
             graph::InPlace {
-                row: quote!(#rt::kernels::Row::new(#row, #output, #result)),
+                row,
                 read_back,
                 // A map output's rows are made from its first result.
                 own_buffer_when: (!o.is_recurrent()).then(|| quote!(#t == 0)),
@@ -588,6 +594,13 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         } else {
             quote!(#check #write)
         });
+    }
+    // Rows written in place join their traces, before an `until` may stop the loop.
+    for (j, o) in op.outputs.iter().enumerate() {
+        if written(j) && o.is_recurrent() {
+            let w = trace(j);
+            writes.extend(quote!(#w.commit_row("n_steps")?;));
+        }
     }
     let label = syn::Lifetime::new(&format!("'{prefix}loop"), proc_macro2::Span::call_site());
     let stop = if op.has_until {

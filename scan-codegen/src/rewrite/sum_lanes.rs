@@ -113,7 +113,7 @@ mod tests {
             "{fired:?}"
         );
         assert!(ir.contains(" lanes"), "{ir}");
-        for n in [0, 1, 7, 8, 9, 16, 40, 1001] {
+        for n in [0, 1, 7, 8, 9, 15, 16, 17, 33, 40, 1001] {
             let args = [coefficients(n), Value::from(0.9), Value::from(n as i64)];
             assert_same_results(POLYNOMIAL, "polynomial", &args);
         }
@@ -131,7 +131,7 @@ mod tests {
             fired.iter().any(|f| f.contains("2 running totals")),
             "{fired:?}"
         );
-        for n in [0usize, 3, 8, 11, 30] {
+        for n in [0usize, 3, 8, 11, 16, 30, 35] {
             let u = Value::from(ndarray::Array1::from_shape_fn(n + 2, |i| i as i64 * 7 - 40));
             let v = Value::from(ndarray::Array1::from_shape_fn(n, |i| {
                 (i as f32 * 0.3).cos()

@@ -51,7 +51,7 @@ pub fn newton(
         )?;
     let mut __scan_2_done: usize = __scan_2_n_steps;
     '__scan_2_loop: for __scan_2_t in 0..__scan_2_n_steps {
-        let (__scan_2_past0, mut __scan_2_rest0) = __scan_2_trace0.next_row("n_steps")?;
+        let (__scan_2_past0, mut __scan_2_rest0) = __scan_2_trace0.next_slot("n_steps")?;
         let __scan_2_0 = __scan_2_past0
             .index_axis(
                 ::scan_runtime::__private::ndarray::Axis(0),
@@ -59,15 +59,12 @@ pub fn newton(
             );
         let __scan_2_1 = __scan_0.view();
         let __scan_2_2: f64 = (0.5 as f64);
-        ::scan_runtime::__private::kernels::map2(
-            ::scan_runtime::__private::kernels::Row::new(
-                __scan_2_rest0.view_mut(),
-                "`a`",
-                "0.5 *(y_tm1 + a / y_tm1)",
-            ),
+        let __scan_2_5: f64 = ::scan_runtime::__private::kernels::map2_max(
+            __scan_2_rest0.row("`a`", "0.5 *(y_tm1 + a / y_tm1)"),
             __scan_2_1.view(),
             __scan_2_0.view(),
             "0.5 *(y_tm1 + a / y_tm1)",
+            "max(abs(y_t -y_tm1))",
             #[inline(always)]
             move |__x0, __x1| {
                 let __e3: f64 = ::scan_runtime::__private::math::div(__x0, __x1);
@@ -75,22 +72,17 @@ pub fn newton(
                 let __e5: f64 = ::scan_runtime::__private::math::mul(__scan_2_2, __e4);
                 __e5
             },
-        )?;
-        let __scan_2_3_row = __scan_2_rest0.view();
-        let __scan_2_5: f64 = ::scan_runtime::__private::kernels::max_of_map2(
-            __scan_2_3_row.view(),
-            __scan_2_0.view(),
-            "abs(y_t -y_tm1)",
-            "max(abs(y_t -y_tm1))",
             #[inline(always)]
-            move |__x0, __x1| {
-                let __e2: f64 = ::scan_runtime::__private::math::sub(__x0, __x1);
+            move |__x0, __x1, __y| {
+                let __e2: f64 = ::scan_runtime::__private::math::sub(__y, __x1);
                 let __e3: f64 = ::scan_runtime::__private::math::abs(__e2);
                 __e3
             },
         )?;
+        let __scan_2_3_row = __scan_2_rest0.written()?;
         let __scan_2_6: f64 = (0.000000000001 as f64);
         let __scan_2_7: bool = (__scan_2_5 < __scan_2_6);
+        __scan_2_trace0.commit_row("n_steps")?;
         if __scan_2_7 {
             __scan_2_done = __scan_2_t + 1;
             break '__scan_2_loop;

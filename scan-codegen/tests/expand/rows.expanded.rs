@@ -95,7 +95,7 @@ pub fn rows(
     );
     let mut __scan_3_done: usize = __scan_3_n_steps;
     '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
-        let (__scan_3_past0, mut __scan_3_rest0) = __scan_3_trace0.next_row("n_steps")?;
+        let (__scan_3_past0, mut __scan_3_rest0) = __scan_3_trace0.next_slot("n_steps")?;
         let __scan_3_0 = __scan_3_seq0
             .index_axis(
                 ::scan_runtime::__private::ndarray::Axis(0),
@@ -143,11 +143,7 @@ pub fn rows(
             __scan_3_trace1.row(__scan_3_t + 0usize)?
         };
         ::scan_runtime::__private::kernels::map3(
-            ::scan_runtime::__private::kernels::Row::new(
-                __scan_3_rest0.view_mut(),
-                "`init`",
-                "tanh(h_tm1.dot(w) + h_tm2 + x_t)",
-            ),
+            __scan_3_rest0.row("`init`", "tanh(h_tm1.dot(w) + h_tm2 + x_t)"),
             __scan_3_4.view(),
             __scan_3_1.view(),
             __scan_3_0.view(),
@@ -160,7 +156,7 @@ pub fn rows(
                 __e5
             },
         )?;
-        let __scan_3_7_row = __scan_3_rest0.view();
+        let __scan_3_7_row = __scan_3_rest0.written()?;
         if __scan_3_t == 0 {
             __scan_3_trace1
                 .start(
@@ -171,6 +167,7 @@ pub fn rows(
                 )?;
             __scan_3_trace1.push_row("1", "h_tm1 * 2.0", __scan_3_6.view())?;
         }
+        __scan_3_trace0.commit_row("n_steps")?;
     }
     __scan_3_buf0 = __scan_3_trace0.finish()?;
     __scan_3_buf1 = __scan_3_trace1.finish()?;

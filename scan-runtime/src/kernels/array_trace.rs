@@ -8,9 +8,17 @@
 //! (one row, in cache, which the kernel then overwrites: no pass over memory). The vector
 //! is reserved for every step up front, or for a few rows and doubled as an `until` loop
 //! goes on (a reallocation, which for a large vector moves pages rather than copying).
+//!
+//! A kernel that writes every element of the row itself (a map over contiguous operands)
+//! is given the row's memory uninitialised instead ([`ArrayTrace::next_slot`], a [`Slot`]):
+//! nothing is written twice, and the row joins the trace once the kernel has written it
+//! ([`ArrayTrace::commit_row`]).
+
+use std::mem::MaybeUninit;
 
 use ndarray::{Array, ArrayView, ArrayViewMut, Axis, Dimension, RemoveAxis};
 
+use super::buffer::{Destination, Prepared, Uninit};
 use crate::element::Element;
 use crate::error::{Error, Result};
 
@@ -26,6 +34,9 @@ pub struct ArrayTrace<T, D: Dimension> {
     started: bool,
     /// The most rows the loop can write: room is never reserved beyond it.
     bound: usize,
+    /// The row after the last one, handed out by [`Self::next_slot`], was written whole
+    /// (set by the kernel that wrote it; cleared by every other change to the trace).
+    filled: bool,
 }
 
 impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
@@ -39,6 +50,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             row_len: 0,
             started: false,
             bound: 0,
+            filled: false,
         }
     }
 
@@ -63,6 +75,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             .try_fold(1usize, |a, &n| a.checked_mul(n))
             .ok_or_else(|| too_big(what, bound, row))?;
         self.dim = dim;
+        self.filled = false;
         self.data.clear();
         self.bound = bound;
         self.started = true;
@@ -82,6 +95,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     /// Appends rows (an output's initial rows) by copying them.
     pub fn push_rows(&mut self, what: &str, rows: ArrayView<'_, T, D>) -> Result<()> {
         self.check_started(what)?;
+        self.filled = false;
         if rows.shape().get(1..) != Some(self.row_shape()) {
             return Err(Error::InvalidArgument {
                 what: what.to_string(),
@@ -112,6 +126,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         row: ArrayView<'_, T, D::Smaller>,
     ) -> Result<()> {
         self.check_started(output)?;
+        self.filled = false;
         super::steps::check_step_shape(output, result, self.row_shape(), row.shape())?;
         self.reserve_rows("n_steps", self.rows() + 1)?;
         match row.as_slice() {
@@ -131,6 +146,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         what: &str,
     ) -> Result<(ArrayView<'_, T, D>, ArrayViewMut<'_, T, D::Smaller>)> {
         self.check_started(what)?;
+        self.filled = false;
         self.reserve_rows(what, self.rows() + 1)?;
         let before = self.data.len();
         self.data.resize(before + self.row_len, T::default());
@@ -141,6 +157,62 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         let past = ArrayView::from_shape(past_dim, past).map_err(|e| broken(what, e))?;
         let row = ArrayViewMut::from_shape(row_dim, row).map_err(|e| broken(what, e))?;
         Ok((past, row))
+    }
+
+    /// The memory of the next row, not initialised, for a kernel to write in place (a
+    /// [`Slot`]), and the rows before it. The row joins the trace with
+    /// [`Self::commit_row`] once a kernel has written it.
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn next_slot(
+        &mut self,
+        what: &str,
+    ) -> Result<(ArrayView<'_, T, D>, Slot<'_, T, D::Smaller>)> {
+        self.check_started(what)?;
+        self.filled = false;
+        self.reserve_rows(what, self.rows() + 1)?;
+        let (len, row_len) = (self.data.len(), self.row_len);
+        let past_dim = self.dim.clone();
+        let row_dim = self.dim.remove_axis(Axis(0));
+        let base = self.data.as_mut_ptr();
+        // SAFETY: the first `len` elements of the vector are initialised and the `row_len`
+        // after them are within its capacity (`reserve_rows` just above), so the two
+        // slices are inside one allocation and do not overlap. Both borrow `self` (the
+        // signature's `'_`), so the vector cannot reallocate or change while they live.
+        let (past, elems) = unsafe {
+            (
+                std::slice::from_raw_parts(base, len),
+                std::slice::from_raw_parts_mut(base.add(len).cast::<MaybeUninit<T>>(), row_len),
+            )
+        };
+        let past = ArrayView::from_shape(past_dim, past).map_err(|e| broken(what, e))?;
+        let slot = Slot {
+            elems,
+            dim: row_dim,
+            filled: &mut self.filled,
+        };
+        Ok((past, slot))
+    }
+
+    /// Makes the row given by [`Self::next_slot`] part of the trace, once a kernel wrote
+    /// it. `Err` (an internal error) if none did: the row is not added.
+    #[inline]
+    pub fn commit_row(&mut self, what: &str) -> Result<()> {
+        if !self.filled {
+            return Err(Error::InvalidArgument {
+                what: what.to_string(),
+                detail: "internal error: a step's row was not written".to_string(),
+            });
+        }
+        self.filled = false;
+        let len = self.data.len() + self.row_len;
+        // SAFETY: `filled` is only set by a kernel that wrote every element of the slot
+        // handed out by `next_slot`, the `row_len` elements after `len` (within capacity),
+        // and is cleared by every other change to the vector, so those elements are
+        // initialised now.
+        unsafe { self.data.set_len(len) };
+        self.dim[0] += 1;
+        Ok(())
     }
 
     /// Row `i`, for a step to read (a tap).
@@ -161,6 +233,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     /// (for a loop that writes the rows in another order: the interchanged loop).
     pub fn fill_rows(&mut self, what: &str, rows: usize) -> Result<&mut [T]> {
         self.check_started(what)?;
+        self.filled = false;
         let len = rows
             .checked_mul(self.row_len)
             .ok_or_else(|| too_big(what, rows, self.row_shape()))?;
@@ -213,6 +286,72 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     }
 }
 
+/// A trace's next row, not initialised yet ([`ArrayTrace::next_slot`]).
+pub struct Slot<'a, T, D> {
+    elems: &'a mut [MaybeUninit<T>],
+    dim: D,
+    filled: &'a mut bool,
+}
+
+impl<'a, T: Element, D: Dimension> Slot<'a, T, D> {
+    /// The row as a kernel's destination; `output` and `result` name them in a shape
+    /// error, as [`super::Row`] does.
+    #[inline]
+    pub fn row<'s, 'w>(&'s mut self, output: &'w str, result: &'w str) -> SlotRow<'s, 'w, T, D> {
+        SlotRow {
+            elems: &mut *self.elems,
+            dim: self.dim.clone(),
+            filled: &mut *self.filled,
+            output,
+            result,
+        }
+    }
+
+    /// The row, once a kernel wrote it, for the step's nodes that read it.
+    #[inline]
+    pub fn written(&self) -> Result<ArrayView<'_, T, D>> {
+        if !*self.filled {
+            return Err(Error::InvalidArgument {
+                what: "n_steps".to_string(),
+                detail: "internal error: a step's row was read before it was written".to_string(),
+            });
+        }
+        // SAFETY: `filled` is set only by a kernel that initialised every element; the
+        // slice is borrowed from `self` for the view's lifetime.
+        let elems: &[T] = unsafe { &*(&*self.elems as *const [MaybeUninit<T>] as *const [T]) };
+        ArrayView::from_shape(self.dim.clone(), elems).map_err(|e| broken("n_steps", e))
+    }
+}
+
+/// A [`Slot`] as a kernel's destination.
+pub struct SlotRow<'a, 'w, T, D> {
+    elems: &'a mut [MaybeUninit<T>],
+    dim: D,
+    filled: &'a mut bool,
+    output: &'w str,
+    result: &'w str,
+}
+
+impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for SlotRow<'a, '_, T, D> {
+    #[inline]
+    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
+        match self.prepare_elems(shape)? {
+            Prepared::View(v) => Ok(v),
+            Prepared::Elems(e) => e.into_view(),
+        }
+    }
+
+    #[inline]
+    fn prepare_elems(self, shape: D) -> Result<Prepared<'a, T, D>> {
+        super::steps::check_step_shape(self.output, self.result, self.dim.slice(), shape.slice())?;
+        Ok(Prepared::Elems(Uninit::new(
+            self.elems,
+            self.dim,
+            self.filled,
+        )))
+    }
+}
+
 fn too_big(what: &str, rows: usize, row: &[usize]) -> Error {
     Error::InvalidArgument {
         what: what.to_string(),
@@ -233,7 +372,7 @@ fn broken(what: &str, e: ndarray::ShapeError) -> Error {
 mod tests {
     use super::ArrayTrace;
     use crate::error::Error;
-    use ndarray::{array, Array2, Array3, Ix2, Ix3};
+    use ndarray::{array, aview0, Array2, Array3, Ix2, Ix3};
 
     #[test]
     fn rows_are_appended_copied_or_written_in_place() {
@@ -258,6 +397,108 @@ mod tests {
         assert_eq!(
             out,
             array![[1.0, 2.0], [10.0, 20.0], [5.0, 6.0], [7.0, 8.0]]
+        );
+    }
+
+    #[test]
+    fn a_slot_is_written_uninitialised_then_committed() {
+        use crate::kernels::{dot_mv, map2, map2_max};
+        let mut buf = Array2::<f64>::zeros((0, 0));
+        let mut tr = ArrayTrace::<f64, Ix2>::new(&mut buf);
+        tr.start("n_steps", &[3], 1, 8).unwrap();
+        tr.push_rows("x0", array![[1.0, 2.0, 4.0]].view()).unwrap();
+        // A contiguous map writes the slot as it is.
+        {
+            let (past, mut slot) = tr.next_slot("n_steps").unwrap();
+            assert!(slot.written().is_err(), "nothing written yet");
+            let prev = past.row(0);
+            map2(slot.row("`x`", "x * 3"), prev, prev, "x * 3", |a, b| {
+                a + 2.0 * b
+            })
+            .unwrap();
+            assert_eq!(slot.written().unwrap(), array![3.0, 6.0, 12.0]);
+        }
+        tr.commit_row("n_steps").unwrap();
+        // The fused map and max, from the row just added.
+        {
+            let (past, mut slot) = tr.next_slot("n_steps").unwrap();
+            let prev = past.row(1);
+            let m = map2_max(
+                slot.row("`x`", "x - 1"),
+                prev,
+                aview0(&1.0),
+                "x - 1",
+                "max(x)",
+                |x, one| x - one,
+                |x, _, y| (y - x).abs() * x,
+            );
+            assert_eq!(m.unwrap(), 12.0, "|(x - 1) - x| * x is largest at x = 12");
+            assert_eq!(slot.written().unwrap(), array![2.0, 5.0, 11.0]);
+        }
+        tr.commit_row("n_steps").unwrap();
+        // A kernel without an uninitialised path (a product) gets the slot zeroed first.
+        {
+            let (_, mut slot) = tr.next_slot("n_steps").unwrap();
+            let m = array![[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]];
+            dot_mv(
+                slot.row("`x`", "m @ v"),
+                m.view(),
+                array![5.0, 7.0].view(),
+                "m @ v",
+            )
+            .unwrap();
+        }
+        tr.commit_row("n_steps").unwrap();
+        // A row not written is not committed, nor is a slot followed by another change.
+        {
+            let _ = tr.next_slot("n_steps").unwrap();
+        }
+        assert!(
+            tr.commit_row("n_steps").is_err(),
+            "the slot was never written"
+        );
+        {
+            let (_, mut slot) = tr.next_slot("n_steps").unwrap();
+            map2(
+                slot.row("`x`", "0"),
+                aview0(&0.0),
+                aview0(&0.0),
+                "0",
+                |a: f64, b: f64| a + b,
+            )
+            .unwrap_err();
+        }
+        assert!(
+            tr.commit_row("n_steps").is_err(),
+            "a shape error writes nothing"
+        );
+        {
+            let (_, mut slot) = tr.next_slot("n_steps").unwrap();
+            map2(
+                slot.row("`x`", "1"),
+                array![1.0, 1.0, 1.0].view(),
+                aview0(&0.0),
+                "1",
+                |a, b| a + b,
+            )
+            .unwrap();
+        }
+        tr.push_row("`x`", "r", array![9.0, 9.0, 9.0].view())
+            .unwrap();
+        assert!(
+            tr.commit_row("n_steps").is_err(),
+            "a push after the slot voids it"
+        );
+        let out = tr.finish().unwrap();
+        assert_eq!(
+            out,
+            array![
+                [1.0, 2.0, 4.0],
+                [3.0, 6.0, 12.0],
+                [2.0, 5.0, 11.0],
+                [5.0, 7.0, 12.0],
+                [9.0, 9.0, 9.0]
+            ]
         );
     }
 

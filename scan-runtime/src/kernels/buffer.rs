@@ -1,6 +1,8 @@
 //! Output buffers: generated code declares one per array value before the loop and reuses
 //! it every step, so the only allocations happen when a shape changes.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array, ArrayViewMut, Dimension};
 
 use crate::element::Element;
@@ -18,10 +20,128 @@ pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
 
 /// Where a kernel writes its result: a buffer of its own (`&mut Array`, given the result's
 /// shape first), or a row of a scan's output ([`Row`]) that the step writes directly.
-pub trait Destination<'a, T, D: Dimension> {
+pub trait Destination<'a, T, D: Dimension>: Sized {
     /// A view of the result's shape to write every element of, or `Err` when the
     /// destination cannot hold that shape.
     fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>>;
+
+    /// As [`Self::prepare`], for a kernel that writes every element of a contiguous output
+    /// itself: a destination whose memory is not initialised yet (a trace's new row) hands
+    /// over its elements as they are, so that nothing is written twice.
+    fn prepare_elems(self, shape: D) -> Result<Prepared<'a, T, D>> {
+        self.prepare(shape).map(Prepared::View)
+    }
+}
+
+/// A destination ready to be written ([`Destination::prepare_elems`]).
+pub enum Prepared<'a, T, D> {
+    View(ArrayViewMut<'a, T, D>),
+    Elems(Uninit<'a, T, D>),
+}
+
+/// Contiguous elements, not initialised yet, of a result of shape `dim` (standard order),
+/// and the flag its owner reads to know they all were written.
+pub struct Uninit<'a, T, D> {
+    elems: &'a mut [MaybeUninit<T>],
+    dim: D,
+    filled: &'a mut bool,
+}
+
+impl<'a, T: Element, D: Dimension> Uninit<'a, T, D> {
+    /// `elems` holds exactly the `dim.size()` elements of the result; `filled` is set once
+    /// all are written.
+    pub(crate) fn new(elems: &'a mut [MaybeUninit<T>], dim: D, filled: &'a mut bool) -> Self {
+        debug_assert_eq!(elems.len(), dim.size());
+        Uninit { elems, dim, filled }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        self.dim.slice()
+    }
+
+    /// Gives the elements to `write`, which returns whether it wrote every one of them:
+    /// `None` if it did, else (nothing or part written) the elements initialised to
+    /// `T::default()` as a view, for the kernel's general path.
+    pub(crate) fn write_all(
+        self,
+        write: impl FnOnce(&mut [MaybeUninit<T>]) -> bool,
+    ) -> Result<Option<ArrayViewMut<'a, T, D>>> {
+        if write(self.elems) {
+            *self.filled = true;
+            return Ok(None);
+        }
+        self.into_view().map(Some)
+    }
+
+    /// The elements initialised to `T::default()`, as a view to write.
+    pub(crate) fn into_view(self) -> Result<ArrayViewMut<'a, T, D>> {
+        for e in self.elems.iter_mut() {
+            e.write(T::default());
+        }
+        *self.filled = true;
+        // SAFETY: every element was initialised just above, `MaybeUninit<T>` has the
+        // layout of `T`, and the slice stays borrowed (`'a`) as the view's memory.
+        let elems: &'a mut [T] = unsafe { &mut *(self.elems as *mut [MaybeUninit<T>] as *mut [T]) };
+        ArrayViewMut::from_shape(self.dim, elems).map_err(|e| Error::InvalidArgument {
+            what: "n_steps".to_string(),
+            detail: format!("internal error: a row's elements do not match its shape ({e})"),
+        })
+    }
+}
+
+/// Initialised elements seen as slots to write: the kernels write their results through
+/// `MaybeUninit` whether the memory was initialised or not. Only ever written with
+/// initialised values (never `MaybeUninit::uninit()`), hence crate-private.
+#[inline(always)]
+pub(crate) fn as_slots<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`; the slots are initialised and the
+    // crate's kernels only store initialised values in them, so they stay valid `T`s.
+    unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
+}
+
+/// A destination's elements for a kernel that writes them all in one contiguous pass:
+/// `fast(elems, shape)` is tried first (it returns whether it wrote every element); `None`
+/// when it did, else the view for the kernel's general paths.
+#[inline(always)]
+pub(crate) fn prepare_fast_first<'a, T: Element, D: Dimension>(
+    out: impl Destination<'a, T, D>,
+    shape: D,
+    fast: impl FnOnce(&mut [MaybeUninit<T>], &[usize]) -> bool,
+) -> Result<Option<ArrayViewMut<'a, T, D>>> {
+    match out.prepare_elems(shape)? {
+        Prepared::View(mut view) => {
+            let dim = view.raw_dim();
+            if let Some(elems) = view.as_slice_mut() {
+                if fast(as_slots(elems), dim.slice()) {
+                    return Ok(None);
+                }
+            }
+            Ok(Some(view))
+        }
+        Prepared::Elems(elems) => {
+            let dim = elems.dim.clone();
+            elems.write_all(|e| fast(e, dim.slice()))
+        }
+    }
+}
+
+/// A view already prepared (a kernel's general path after its fast one declined).
+impl<'a, T, D: Dimension> Destination<'a, T, D> for ArrayViewMut<'a, T, D> {
+    #[inline]
+    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
+        if self.shape() == shape.slice() {
+            Ok(self)
+        } else {
+            Err(Error::InvalidArgument {
+                what: "destination".to_string(),
+                detail: format!(
+                    "a result of shape {:?} cannot be written into a view of shape {:?}",
+                    shape.slice(),
+                    self.shape()
+                ),
+            })
+        }
+    }
 }
 
 impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for &'a mut Array<T, D> {

@@ -12,11 +12,13 @@
 //! reversed views, other broadcasts) `ndarray::Zip` walks the arrays. Both compute the same
 //! bits.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{ArrayView, ArrayViewMut, Dimension, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels::buffer::{broadcast_shape, Destination};
+use crate::kernels::buffer::{as_slots, broadcast_shape, prepare_fast_first, Destination};
 use crate::kernels::isa;
 
 /// Most elements per slice loop when an input is a single value (the length of the stack
@@ -116,7 +118,7 @@ macro_rules! slice_loops {
     ($name:ident: $($op:ident $buf:ident: $t:ident),+) => {
         #[inline(always)]
         fn $name<$($t: Copy,)+ U>(
-            o: &mut [U],
+            o: &mut [MaybeUninit<U>],
             ($($op,)+): ($(Operand<'_, $t>,)+),
             f: &impl Fn($($t),+) -> U,
         ) -> bool {
@@ -142,7 +144,7 @@ macro_rules! slice_loops {
                         let out = &mut o[start..start + len];
                         $(let $op = $op.block(&$buf, start, len);)+
                         for i in 0..len {
-                            out[i] = f($($op[i]),+);
+                            out[i] = MaybeUninit::new(f($($op[i]),+));
                         }
                         start += len;
                     }
@@ -189,7 +191,7 @@ macro_rules! row_loops {
                             _ => Operand::Scalar($op[0]),
                         };
                     )+
-                    $slices(o, ($($op,)+), f);
+                    $slices(as_slots(o), ($($op,)+), f);
                 });
             true
         }
@@ -222,13 +224,15 @@ where
     Da: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape()])?;
-    let mut out = out.prepare(shape)?;
-    let ops = Operand::of(&a, out.shape());
-    if let (Some(x), Some(o)) = (ops, out.as_slice_mut()) {
-        if slices1(o, (x,), &f) {
-            return Ok(());
-        }
-    }
+    // Contiguous operands: one vectorized pass writing every element (into a trace's
+    // new row as it is, uninitialised).
+    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match Operand::of(&a, sh) {
+        Some(x) => slices1(o, (x,), &f),
+        None => false,
+    };
+    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+        return Ok(());
+    };
     if rows1(&mut out, (a.view(),), &f) {
         return Ok(());
     }
@@ -253,13 +257,14 @@ where
     Db: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape()])?;
-    let mut out = out.prepare(shape)?;
-    let ops = (Operand::of(&a, out.shape()), Operand::of(&b, out.shape()));
-    if let ((Some(x), Some(y)), Some(o)) = (ops, out.as_slice_mut()) {
-        if slices2(o, (x, y), &f) {
-            return Ok(());
-        }
-    }
+    let fast =
+        |o: &mut [MaybeUninit<U>], sh: &[usize]| match (Operand::of(&a, sh), Operand::of(&b, sh)) {
+            (Some(x), Some(y)) => slices2(o, (x, y), &f),
+            _ => false,
+        };
+    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+        return Ok(());
+    };
     if rows2(&mut out, (a.view(), b.view()), &f) {
         return Ok(());
     }
@@ -290,18 +295,17 @@ where
     Dc: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape()])?;
-    let mut out = out.prepare(shape)?;
-    let sh = out.shape();
-    let ops = (
+    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match (
         Operand::of(&a, sh),
         Operand::of(&b, sh),
         Operand::of(&c, sh),
-    );
-    if let ((Some(x), Some(y), Some(z)), Some(o)) = (ops, out.as_slice_mut()) {
-        if slices3(o, (x, y, z), &f) {
-            return Ok(());
-        }
-    }
+    ) {
+        (Some(x), Some(y), Some(z)) => slices3(o, (x, y, z), &f),
+        _ => false,
+    };
+    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+        return Ok(());
+    };
     if rows3(&mut out, (a.view(), b.view(), c.view()), &f) {
         return Ok(());
     }
@@ -337,19 +341,18 @@ where
     De: Dimension,
 {
     let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape(), d.shape()])?;
-    let mut out = out.prepare(shape)?;
-    let sh = out.shape();
-    let ops = (
+    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match (
         Operand::of(&a, sh),
         Operand::of(&b, sh),
         Operand::of(&c, sh),
         Operand::of(&d, sh),
-    );
-    if let ((Some(x), Some(y), Some(z), Some(w)), Some(o)) = (ops, out.as_slice_mut()) {
-        if slices4(o, (x, y, z, w), &f) {
-            return Ok(());
-        }
-    }
+    ) {
+        (Some(x), Some(y), Some(z), Some(w)) => slices4(o, (x, y, z, w), &f),
+        _ => false,
+    };
+    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+        return Ok(());
+    };
     if rows4(&mut out, (a.view(), b.view(), c.view(), d.view()), &f) {
         return Ok(());
     }
@@ -393,20 +396,19 @@ where
         what,
         &[a.shape(), b.shape(), c.shape(), d.shape(), e.shape()],
     )?;
-    let mut out = out.prepare(shape)?;
-    let sh = out.shape();
-    let ops = (
+    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match (
         Operand::of(&a, sh),
         Operand::of(&b, sh),
         Operand::of(&c, sh),
         Operand::of(&d, sh),
         Operand::of(&e, sh),
-    );
-    if let ((Some(x), Some(y), Some(z), Some(w), Some(v)), Some(o)) = (ops, out.as_slice_mut()) {
-        if slices5(o, (x, y, z, w, v), &f) {
-            return Ok(());
-        }
-    }
+    ) {
+        (Some(x), Some(y), Some(z), Some(w), Some(v)) => slices5(o, (x, y, z, w, v), &f),
+        _ => false,
+    };
+    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+        return Ok(());
+    };
     if rows5(
         &mut out,
         (a.view(), b.view(), c.view(), d.view(), e.view()),

@@ -20,7 +20,7 @@ pub mod scalar_trace;
 pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
-pub use array_trace::ArrayTrace;
+pub use array_trace::{ArrayTrace, Slot, SlotRow};
 pub use buffer::{
     broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
 };
@@ -34,8 +34,9 @@ pub use index::{
 };
 pub use powers::Powers;
 pub use reduce::{
-    max_all, max_axis, max_of_map1, max_of_map2, max_of_map3, mean_all, mean_axis, min_all,
-    min_axis, min_of_map1, min_of_map2, min_of_map3, sum_all, sum_axis,
+    map1_max, map1_min, map2_max, map2_min, max_all, max_axis, max_of_map1, max_of_map2,
+    max_of_map3, mean_all, mean_axis, min_all, min_axis, min_of_map1, min_of_map2, min_of_map3,
+    sum_all, sum_axis,
 };
 pub use scalar_trace::{take_rows, ScalarTrace};
 pub use steps::{

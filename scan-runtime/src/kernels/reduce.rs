@@ -2,11 +2,13 @@
 //! wrap, `max`/`min` of nothing is an error and NaN propagates, `mean` of nothing is NaN.
 //! Axis versions write into a reused buffer.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array, ArrayView, ArrayView1, Axis, Dimension, IxDyn, RemoveAxis, Zip};
 
 use crate::element::{Element, Float, Number};
 use crate::error::{Error, Result};
-use crate::kernels::buffer::{broadcast_shape, ensure_shape};
+use crate::kernels::buffer::{broadcast_shape, ensure_shape, prepare_fast_first, Destination};
 use crate::kernels::isa;
 use crate::math::{maximum, minimum};
 
@@ -52,36 +54,50 @@ fn extreme_slice<T: Element>(s: &[T], beats: impl Fn(T, T) -> bool) -> T {
         let g = &s[i..i + EXTREME_LANES];
         core::array::from_fn(|l| g[l])
     };
-    extreme_of(s.len(), group, |i| s[i], beats)
+    extreme_of(&mut (), s.len(), |_, i| group(i), |_, i| s[i], beats)
 }
 
 /// The largest (or, with `<`, smallest) of `at(0), .., at(n - 1)` (n > 0), NaN if any is
 /// NaN, as the sequential fold of `maximum` computes it, in lanes so that the loop
-/// vectorizes (a compare and a select per element; a NaN, unequal to itself, always
-/// replaces and is never replaced). Between equal values the fold keeps the first and the
-/// lanes may keep another: only `-0.0` and `0.0` tell them apart, and numpy does not
-/// promise which. `group(i)` gives `at(i), .., at(i + 7)` (one bounds check per slice).
+/// vectorizes. Each lane keeps `if beats(x, m) { x } else { m }` (one `maxpd`/`minpd`, a
+/// short loop-carried chain) and, beside it, the last NaN it saw (a select off that
+/// chain): a compare-and-select on NaN in the same chain as the extreme made the chain,
+/// and the loop, twice as slow. A NaN seen anywhere is the answer. Between equal values
+/// the fold keeps the first and the lanes may keep another: only `-0.0` and `0.0` tell
+/// them apart, and numpy does not promise which. `group(i)` gives `at(i), .., at(i + 7)`
+/// (one bounds check per slice). Both may write into `out` (a map computed in the same
+/// pass); `at(0)` is called before `group(0)`.
 #[inline(always)]
-fn extreme_of<T: Element>(
+fn extreme_of<T: Element, S: ?Sized>(
+    out: &mut S,
     n: usize,
-    group: impl Fn(usize) -> [T; EXTREME_LANES],
-    at: impl Fn(usize) -> T,
+    group: impl Fn(&mut S, usize) -> [T; EXTREME_LANES],
+    at: impl Fn(&mut S, usize) -> T,
     beats: impl Fn(T, T) -> bool,
 ) -> T {
     #[allow(clippy::eq_op)]
-    let take = |x: T, m: T| beats(x, m) || x != x;
-    let mut m = [at(0); EXTREME_LANES];
+    let is_nan = |x: T| x != x;
+    let first = at(out, 0);
+    let mut m = [first; EXTREME_LANES];
+    let mut nan = [first; EXTREME_LANES];
     let full = n - n % EXTREME_LANES;
     let mut i = 0;
     while i < full {
-        for (m, x) in m.iter_mut().zip(group(i)) {
-            *m = if take(x, *m) { x } else { *m };
+        for ((m, nan), x) in m.iter_mut().zip(nan.iter_mut()).zip(group(out, i)) {
+            *m = if beats(x, *m) { x } else { *m };
+            *nan = if is_nan(x) { x } else { *nan };
         }
         i += EXTREME_LANES;
     }
     let mut best = m[0];
-    for x in m[1..].iter().copied().chain((full..n).map(&at)) {
-        if take(x, best) {
+    for x in m[1..]
+        .iter()
+        .chain(&nan)
+        .copied()
+        .chain((full..n).map(|i| at(out, i)))
+    {
+        // No early exit at a NaN: every `at` runs (a map's tail is written).
+        if beats(x, best) || is_nan(x) {
             best = x;
         }
     }
@@ -131,7 +147,7 @@ macro_rules! extreme_of_map {
                 };
                 return Ok(isa::with_best_isa(
                     #[inline(always)]
-                    || extreme_of(n, group, |i| $f($a0[i], $($a[i]),*), $beats),
+                    || extreme_of(&mut (), n, |_, i| group(i), |_, i| $f($a0[i], $($a[i]),*), $beats),
                 ));
             }
         }
@@ -155,6 +171,97 @@ macro_rules! extreme_of_map {
 extreme_of_map!(max_of_map1, min_of_map1: a A Da);
 extreme_of_map!(max_of_map2, min_of_map2: a A Da, b B Db);
 extreme_of_map!(max_of_map3, min_of_map3: a A Da, b B Db, c C Dc);
+
+macro_rules! map_then_extreme {
+    ($max:ident, $min:ident, $map:ident, $max_of:ident, $min_of:ident: $a0:ident $t0:ident $d0:ident $(, $a:ident $t:ident $d:ident)*) => {
+        /// `out = f(a, ..)` elementwise as the map kernel of the same arity writes it, and
+        /// in the same pass the largest `g(a, .., out)` (a step's new row and the largest
+        /// change from the previous one): one read of the operands instead of two. Errors
+        /// as the map's (named `map_what`) and then the `max`'s (`what`, when empty); NaN
+        /// if any `g` is NaN.
+        #[allow(clippy::too_many_arguments)]
+        pub fn $max<'o, $t0: Copy, $d0: Dimension, $($t: Copy, $d: Dimension,)* U: Element, D: Dimension, V: Element>(
+            out: impl Destination<'o, U, D>,
+            $a0: ArrayView<'_, $t0, $d0>,
+            $($a: ArrayView<'_, $t, $d>,)*
+            map_what: &str,
+            what: &str,
+            f: impl Fn($t0, $($t,)*) -> U,
+            g: impl Fn($t0, $($t,)* U) -> V,
+        ) -> Result<V> {
+            map_then_extreme!(@body out $a0 $($a)*; $map, $max_of, map_what, what, f, g, |x: V, m: V| x > m)
+        }
+
+        /// The smallest `g`; see the `max` twin.
+        #[allow(clippy::too_many_arguments)]
+        pub fn $min<'o, $t0: Copy, $d0: Dimension, $($t: Copy, $d: Dimension,)* U: Element, D: Dimension, V: Element>(
+            out: impl Destination<'o, U, D>,
+            $a0: ArrayView<'_, $t0, $d0>,
+            $($a: ArrayView<'_, $t, $d>,)*
+            map_what: &str,
+            what: &str,
+            f: impl Fn($t0, $($t,)*) -> U,
+            g: impl Fn($t0, $($t,)* U) -> V,
+        ) -> Result<V> {
+            map_then_extreme!(@body out $a0 $($a)*; $map, $min_of, map_what, what, f, g, |x: V, m: V| x < m)
+        }
+    };
+    (@body $out:ident $a0:ident $($a:ident)*; $map:ident, $extreme_of_map:ident, $map_what:ident, $what:ident, $f:ident, $g:ident, $beats:expr) => {{
+        let shape: D = broadcast_shape($map_what, &[$a0.shape(), $($a.shape()),*])?;
+        let n = shape.size();
+        let mut best = None;
+        // Every operand a slice of the output's shape: the one pass, in lanes.
+        let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| {
+            if n == 0 || $a0.shape() != sh $(|| $a.shape() != sh)* {
+                return false;
+            }
+            let (Some($a0), $(Some($a),)*) = ($a0.as_slice(), $($a.as_slice(),)*) else {
+                return false;
+            };
+            // `#[inline(always)]` on each closure: they run inside the AVX2 function.
+            best = Some(isa::with_best_isa(
+                #[inline(always)]
+                || {
+                    extreme_of(
+                        o,
+                        n,
+                        #[inline(always)]
+                        |o: &mut [MaybeUninit<U>], i: usize| -> [V; EXTREME_LANES] {
+                            let $a0 = &$a0[i..i + EXTREME_LANES];
+                            $(let $a = &$a[i..i + EXTREME_LANES];)*
+                            let ys: [U; EXTREME_LANES] =
+                                core::array::from_fn(|l| $f($a0[l], $($a[l],)*));
+                            for (o, &y) in o[i..i + EXTREME_LANES].iter_mut().zip(&ys) {
+                                *o = MaybeUninit::new(y);
+                            }
+                            core::array::from_fn(|l| $g($a0[l], $($a[l],)* ys[l]))
+                        },
+                        #[inline(always)]
+                        |o: &mut [MaybeUninit<U>], i: usize| -> V {
+                            let y = $f($a0[i], $($a[i],)*);
+                            o[i] = MaybeUninit::new(y);
+                            $g($a0[i], $($a[i],)* y)
+                        },
+                        $beats,
+                    )
+                },
+            ));
+            true
+        };
+        match prepare_fast_first($out, shape, fast)? {
+            None => best.ok_or_else(|| empty_error($what)),
+            // Otherwise (broadcasting, strides, nothing to reduce): the map, then the
+            // reduction over its operands and its result.
+            Some(mut view) => {
+                super::elementwise::$map(view.view_mut(), $a0.view(), $($a.view(),)* $map_what, &$f)?;
+                $extreme_of_map($a0, $($a,)* view.view(), $map_what, $what, &$g)
+            }
+        }
+    }};
+}
+
+map_then_extreme!(map1_max, map1_min, map1, max_of_map2, min_of_map2: a A Da);
+map_then_extreme!(map2_max, map2_min, map2, max_of_map3, min_of_map3: a A Da, b B Db);
 
 /// Mean of every element; NaN for an empty array (numpy warns and returns NaN).
 pub fn mean_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
@@ -592,6 +699,84 @@ mod tests {
         .unwrap();
         let want = v.iter().map(|&x| x * x + x).fold(f64::INFINITY, f64::min);
         assert_eq!(w, want);
+    }
+
+    #[test]
+    fn a_map_with_its_extreme_writes_the_map_and_agrees_with_the_two_passes() {
+        // Newton's step and its largest change, at lengths around the lanes, NaN anywhere.
+        let f = |a: f64, p: f64| 0.5 * (p + a / p);
+        let g = |_: f64, p: f64, y: f64| (y - p).abs();
+        for n in [1usize, 7, 8, 9, 33, 1000] {
+            let a = Array1::from_shape_fn(n, |i| 1.5 + (i as f64 * 0.37).sin());
+            let p0 = Array1::from_shape_fn(n, |i| 1.0 + (i as f64 * 0.11).cos().abs());
+            for nan_at in [None, Some(0), Some(n / 2), Some(n - 1)] {
+                let mut p = p0.clone();
+                if let Some(i) = nan_at {
+                    p[i] = f64::NAN;
+                }
+                let mut want_y: Array1<f64> = Array1::zeros(0);
+                crate::kernels::map2(&mut want_y, a.view(), p.view(), "y", f).unwrap();
+                let want_max = max_of_map3(a.view(), p.view(), want_y.view(), "y", "m", g).unwrap();
+                let want_min = min_of_map3(a.view(), p.view(), want_y.view(), "y", "m", g).unwrap();
+                let mut y: Array1<f64> = Array1::zeros(0);
+                let got = map2_max(&mut y, a.view(), p.view(), "y", "m", f, g).unwrap();
+                let bits = |v: &Array1<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&y),
+                    bits(&want_y),
+                    "n = {n}, NaN at {nan_at:?}: the map is written"
+                );
+                assert_eq!(
+                    got.to_bits(),
+                    want_max.to_bits(),
+                    "n = {n}, NaN at {nan_at:?}"
+                );
+                let got = map2_min(&mut y, a.view(), p.view(), "y", "m", f, g).unwrap();
+                assert_eq!(
+                    got.to_bits(),
+                    want_min.to_bits(),
+                    "n = {n}, NaN at {nan_at:?}"
+                );
+                assert_eq!(nan_at.is_some(), got.is_nan());
+            }
+        }
+        // One operand, f32, and a strided operand (the general path).
+        let v = Array1::from_shape_fn(21, |i| (i as f32 * 0.7).sin());
+        let mut out = Array1::<f32>::zeros(0);
+        let m = map1_min(&mut out, v.view(), "2v", "min", |x| 2.0 * x, |x, y| y - x).unwrap();
+        assert_eq!(out, v.mapv(|x| 2.0 * x));
+        assert_eq!(m, v.iter().copied().fold(f32::INFINITY, f32::min));
+        let w = Array1::from_shape_fn(42, |i| i as f64);
+        let m = map1_max(
+            &mut out.mapv(f64::from),
+            w.slice(s![..;2]),
+            "w",
+            "max",
+            |x| x,
+            |_, y| y,
+        )
+        .unwrap();
+        assert_eq!(m, 40.0);
+        // Errors: the map's (operands that do not broadcast), then the reduction's (empty).
+        let mut out = Array1::<f64>::zeros(0);
+        let e = map2_max(
+            &mut out,
+            w.view(),
+            v.mapv(f64::from).view(),
+            "w + v",
+            "max",
+            |a, b| a + b,
+            |_, _, y| y,
+        );
+        assert!(matches!(e, Err(Error::Broadcast { .. })), "{e:?}");
+        let empty = Array1::<f64>::zeros(0);
+        let e = map1_max(&mut out, empty.view(), "e", "max(e)", |x| x, |_, y| y).unwrap_err();
+        assert_eq!(
+            e,
+            Error::Empty {
+                what: "max(e)".into()
+            }
+        );
     }
 
     #[test]
