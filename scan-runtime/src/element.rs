@@ -87,6 +87,36 @@ pub trait Float: Number {
     fn fmod(self, rhs: Self) -> Self;
     /// The nearest value to `n`, for dividing by a count.
     fn from_usize(n: usize) -> Self;
+
+    // The functions below are std's (the platform's libm), except asinh, acosh and atanh,
+    // which are the `libm` crate's (std's formulas overflow for large arguments).
+    const LN_2: Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    /// `ln(1 + self)`, exact for small `self`.
+    fn ln_1p(self) -> Self;
+    /// `e^self - 1`, exact for small `self`.
+    fn exp_m1(self) -> Self;
+    fn log2(self) -> Self;
+    fn log10(self) -> Self;
+    fn exp2(self) -> Self;
+    fn ceil(self) -> Self;
+    fn trunc(self) -> Self;
+    /// Rounds half-way cases to the even integer (numpy's `round`, `rint`).
+    fn round_ties_even(self) -> Self;
+    /// `atan(self / x)` in the quadrant of `(x, self)`.
+    fn atan2(self, x: Self) -> Self;
+    fn is_infinite(self) -> bool;
+    fn is_finite(self) -> bool;
 }
 
 /// Conversion between dtypes with numpy's `astype` meaning: numbers convert with `as`
@@ -183,8 +213,19 @@ macro_rules! int_impls {
 
 int_impls!(i32, i64);
 
+/// Methods of `Float` that call std's method of the same name.
+macro_rules! std_float_methods {
+    ($t:ident: $($f:ident),*) => {$(
+        #[inline(always)]
+        fn $f(self) -> Self {
+            $t::$f(self)
+        }
+    )*};
+}
+
 macro_rules! float_impls {
-    ($($t:ident => $exp:ident, $ln:ident, $tanh:ident, $sigmoid:ident);*) => {$(
+    ($($t:ident => $exp:ident, $ln:ident, $tanh:ident, $sigmoid:ident,
+        $asinh:ident, $acosh:ident, $atanh:ident);*) => {$(
         impl Element for $t {
             const NAME: &'static str = stringify!($t);
         }
@@ -287,13 +328,40 @@ macro_rules! float_impls {
             fn from_usize(n: usize) -> Self {
                 n as $t
             }
+            const LN_2: Self = std::$t::consts::LN_2;
+            std_float_methods!($t: sin, cos, tan, asin, acos, atan, sinh, cosh, ln_1p, exp_m1,
+                log2, log10, exp2, ceil, trunc, round_ties_even);
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                libm::$asinh(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                libm::$acosh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                libm::$atanh(self)
+            }
+            #[inline(always)]
+            fn atan2(self, x: Self) -> Self {
+                $t::atan2(self, x)
+            }
+            #[inline(always)]
+            fn is_infinite(self) -> bool {
+                $t::is_infinite(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                $t::is_finite(self)
+            }
         }
     )*};
 }
 
 float_impls!(
-    f32 => exp_f32, log_f32, tanh_f32, sigmoid_f32;
-    f64 => exp_f64, log_f64, tanh_f64, sigmoid_f64
+    f32 => exp_f32, log_f32, tanh_f32, sigmoid_f32, asinhf, acoshf, atanhf;
+    f64 => exp_f64, log_f64, tanh_f64, sigmoid_f64, asinh, acosh, atanh
 );
 
 /// numpy's `npy_divmod`: floor division and the remainder with the divisor's sign, so that

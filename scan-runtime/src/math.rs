@@ -144,6 +144,148 @@ pub fn select<T: Copy>(c: bool, a: T, b: T) -> T {
     }
 }
 
+// The numpy functions below call std's (the platform libm's) functions, except asinh, acosh
+// and atanh (the `libm` crate's fdlibm ports) and the composite ones (softplus, log_sigmoid,
+// logaddexp), which use the runtime's `exp` above.
+
+macro_rules! float_unary {
+    ($($(#[$doc:meta])* $name:ident => $method:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name<T: Float>(x: T) -> T {
+            x.$method()
+        }
+    )*};
+}
+
+float_unary! {
+    sin => sin;
+    cos => cos;
+    tan => tan;
+    /// NaN outside [-1, 1].
+    arcsin => asin;
+    /// NaN outside [-1, 1].
+    arccos => acos;
+    arctan => atan;
+    sinh => sinh;
+    cosh => cosh;
+    arcsinh => asinh;
+    /// NaN below 1.
+    arccosh => acosh;
+    /// ±inf at ±1, NaN beyond.
+    arctanh => atanh;
+    /// `log(1 + x)`, accurate for small `x`.
+    log1p => ln_1p;
+    /// `exp(x) - 1`, accurate for small `x`.
+    expm1 => exp_m1;
+    log2 => log2;
+    log10 => log10;
+    exp2 => exp2;
+    floor => floor;
+    ceil => ceil;
+    /// numpy's `round`: half-way cases go to the even integer (`round(2.5) == 2`); the sign
+    /// of a zero result is kept (`round(-0.4) == -0.0`).
+    round => round_ties_even;
+    trunc => trunc;
+}
+
+/// `x * x`, wrapping for integers.
+#[inline(always)]
+pub fn square<T: Number>(x: T) -> T {
+    x.num_mul(x)
+}
+
+/// `1 / x` (computed in a float dtype, as PyTensor's `reciprocal`).
+#[inline(always)]
+pub fn reciprocal<T: Float>(x: T) -> T {
+    T::ONE.div(x)
+}
+
+/// numpy's `sign`: -1, 0 or 1 in `x`'s dtype; `sign(-0.0) == 0.0`, `sign(NaN)` is NaN.
+#[inline(always)]
+pub fn sign<T: Number>(x: T) -> T {
+    if x > T::ZERO {
+        T::ONE
+    } else if x < T::ZERO {
+        T::ONE.num_neg()
+    } else if x == T::ZERO {
+        T::ZERO
+    } else {
+        // Unordered: NaN.
+        x
+    }
+}
+
+#[inline(always)]
+pub fn isnan<T: Float>(x: T) -> bool {
+    x.is_nan()
+}
+
+/// True for +inf and -inf.
+#[inline(always)]
+pub fn isinf<T: Float>(x: T) -> bool {
+    x.is_infinite()
+}
+
+/// False for infinities and NaN.
+#[inline(always)]
+pub fn isfinite<T: Float>(x: T) -> bool {
+    x.is_finite()
+}
+
+/// `log(1 + exp(x))` as `max(x, 0) + log1p(exp(-|x|))`: no overflow for large `x`, no
+/// cancellation for very negative `x` (where it is `exp(x)`).
+#[inline(always)]
+pub fn softplus<T: Float>(x: T) -> T {
+    let tail = x.num_abs().num_neg().exp().ln_1p();
+    maximum(x, T::ZERO).num_add(tail)
+}
+
+/// `log(sigmoid(x)) = -softplus(-x)`, as `min(x, 0) - log1p(exp(-|x|))`.
+#[inline(always)]
+pub fn log_sigmoid<T: Float>(x: T) -> T {
+    let tail = x.num_abs().num_neg().exp().ln_1p();
+    minimum(x, T::ZERO).num_sub(tail)
+}
+
+/// `maximum(x, 0)`: NaN stays NaN, integers stay integers.
+#[inline(always)]
+pub fn relu<T: Number>(x: T) -> T {
+    maximum(x, T::ZERO)
+}
+
+/// numpy's `arctan2(y, x)`: the angle of the point `(x, y)`, in [-pi, pi].
+#[inline(always)]
+pub fn arctan2<T: Float>(y: T, x: T) -> T {
+    y.atan2(x)
+}
+
+/// numpy's `logaddexp`: `log(exp(a) + exp(b))` as `max + log1p(exp(-|a - b|))`, so nothing
+/// overflows; equal operands (infinities of one sign included) give `a + log(2)`; NaN
+/// propagates.
+#[inline(always)]
+pub fn logaddexp<T: Float>(a: T, b: T) -> T {
+    if a == b {
+        return a.num_add(T::LN_2);
+    }
+    let d = a.num_sub(b);
+    if d > T::ZERO {
+        a.num_add(d.num_neg().exp().ln_1p())
+    } else if d <= T::ZERO {
+        b.num_add(d.exp().ln_1p())
+    } else {
+        // NaN operand.
+        d
+    }
+}
+
+/// numpy's `clip`: `minimum(maximum(x, lo), hi)` (so `hi` wins when `lo > hi`; NaN in any
+/// operand gives NaN).
+#[inline(always)]
+pub fn clip<T: Element>(x: T, lo: T, hi: T) -> T {
+    minimum(maximum(x, lo), hi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +427,158 @@ mod tests {
         assert!(minimum(1.0, f32::NAN).is_nan());
         assert!(maximum(true, false));
         assert!(!minimum(true, false));
+    }
+
+    #[test]
+    fn trigonometric_and_hyperbolic() {
+        use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+        assert_eq!(sin(0.0f64), 0.0);
+        assert!(sin(-0.0f64).is_sign_negative());
+        assert!((sin(FRAC_PI_2) - 1.0).abs() < 1e-16);
+        assert!((cos(PI) + 1.0).abs() < 1e-16);
+        assert!((tan(FRAC_PI_4) - 1.0).abs() < 1e-15);
+        assert!(sin(f64::INFINITY).is_nan() && cos(f32::NAN).is_nan());
+        assert_eq!(arcsin(1.0f64), FRAC_PI_2);
+        assert_eq!(arccos(-1.0f64), PI);
+        assert!(arcsin(1.5f64).is_nan() && arccos(-1.0001f32).is_nan());
+        assert_eq!(arctan(f64::INFINITY), FRAC_PI_2);
+        assert_eq!(sinh(0.0f32), 0.0);
+        assert_eq!(cosh(0.0f64), 1.0);
+        assert_eq!(cosh(f64::NEG_INFINITY), f64::INFINITY);
+        // The inverse hyperbolic functions hold up at the ends of the range, where
+        // formulas squaring x overflow: asinh(1e308) = ln(2e308) = 709.889...
+        assert!((arcsinh(1e308f64) - 709.889_355_822_726).abs() < 1e-12);
+        assert!((arcsinh(-1e308f64) + 709.889_355_822_726).abs() < 1e-12);
+        assert!((arccosh(1e308f64) - 709.889_355_822_726).abs() < 1e-12);
+        assert!((f64::from(arccosh(3e38f32)) - 89.29).abs() < 1e-2);
+        assert_eq!(arcsinh(1e-300f64), 1e-300);
+        assert_eq!(arccosh(1.0f64), 0.0);
+        assert!(arccosh(0.5f64).is_nan());
+        assert_eq!(arctanh(1.0f64), f64::INFINITY);
+        assert_eq!(arctanh(-1.0f32), f32::NEG_INFINITY);
+        assert!(arctanh(1.5f64).is_nan());
+        assert!((arctanh(0.5f64) - 0.549_306_144_334_054_8).abs() < 1e-16);
+        // atan2(y, x): the quadrant of (x, y); the sign of a zero y picks ±pi.
+        assert_eq!(arctan2(1.0f64, -1.0), 3.0 * FRAC_PI_4);
+        assert_eq!(arctan2(0.0f64, -1.0), PI);
+        assert_eq!(arctan2(-0.0f64, -1.0), -PI);
+        assert_eq!(arctan2(-1.0f32, 0.0), -std::f32::consts::FRAC_PI_2);
+    }
+
+    #[test]
+    fn logarithms_and_exponentials() {
+        assert_eq!(log1p(1e-300f64), 1e-300);
+        assert_eq!(log1p(-1.0f64), f64::NEG_INFINITY);
+        assert!(log1p(-2.0f32).is_nan());
+        assert_eq!(expm1(1e-300f64), 1e-300);
+        assert_eq!(expm1(f64::NEG_INFINITY), -1.0);
+        assert_eq!(log2(1024.0f64), 10.0);
+        assert_eq!(log10(1e-3f64), -3.0);
+        assert_eq!(log2(0.0f32), f32::NEG_INFINITY);
+        assert_eq!(exp2(-2.0f64), 0.25);
+        assert_eq!(exp2(10.0f32), 1024.0);
+        assert_eq!(exp2(2000.0f64), f64::INFINITY);
+    }
+
+    #[test]
+    fn rounding() {
+        let xs = [-2.5f64, -1.5, -0.5, -0.4, 0.5, 1.5, 2.5, 2.6];
+        let r: Vec<f64> = xs.iter().map(|&x| round(x)).collect();
+        assert_eq!(r, [-2.0, -2.0, -0.0, -0.0, 0.0, 2.0, 2.0, 3.0]);
+        assert!(round(-0.4f64).is_sign_negative());
+        assert!(round(-0.5f32).is_sign_negative());
+        assert_eq!(round(0.5f32), 0.0);
+        assert_eq!(round(3.5f32), 4.0);
+        assert_eq!(floor(-1.5f64), -2.0);
+        assert_eq!(ceil(-1.5f64), -1.0);
+        assert!(ceil(-0.5f64).is_sign_negative());
+        assert_eq!(trunc(-1.7f32), -1.0);
+        assert_eq!(trunc(1.7f64), 1.0);
+        assert_eq!(floor(f64::INFINITY), f64::INFINITY);
+        assert!(round(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn square_reciprocal_sign() {
+        assert_eq!(square(-3i32), 9);
+        assert_eq!(square(65536i32), 0); // wraps, as numpy
+        assert_eq!(square(-1.5f64), 2.25);
+        assert_eq!(reciprocal(4.0f64), 0.25);
+        assert_eq!(reciprocal(0.0f32), f32::INFINITY);
+        assert_eq!(reciprocal(-0.0f64), f64::NEG_INFINITY);
+        assert_eq!(sign(-7i64), -1);
+        assert_eq!(sign(0i32), 0);
+        assert_eq!(sign(i32::MIN), -1);
+        assert_eq!(sign(-2.5f64), -1.0);
+        assert_eq!(sign(f32::INFINITY), 1.0);
+        let z = sign(-0.0f64);
+        assert!(z == 0.0 && z.is_sign_positive());
+        assert!(sign(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn float_tests() {
+        assert!(isnan(f64::NAN) && !isnan(f32::INFINITY) && !isnan(0.0f64));
+        assert!(isinf(f64::NEG_INFINITY) && isinf(f32::INFINITY) && !isinf(f64::NAN));
+        assert!(isfinite(f64::MAX) && !isfinite(f32::NAN) && !isfinite(f64::INFINITY));
+    }
+
+    #[test]
+    fn softplus_and_log_sigmoid_are_stable() {
+        let ln2 = std::f64::consts::LN_2;
+        assert!((softplus(0.0f64) - ln2).abs() < 1e-16);
+        assert_eq!(softplus(1000.0f64), 1000.0);
+        assert_eq!(softplus(1000.0f32), 1000.0);
+        // softplus(-1000) = e^-1000 underflows to 0, but not by cancellation:
+        // softplus(-700) = e^-700.
+        assert_eq!(softplus(-1000.0f64), 0.0);
+        assert!((softplus(-700.0f64) / 9.859_676_543_759_77e-305 - 1.0).abs() < 1e-14);
+        assert!((softplus(2.0f64) - 2.126_928_011_042_972_5).abs() < 1e-15);
+        assert_eq!(softplus(f64::INFINITY), f64::INFINITY);
+        assert_eq!(softplus(f64::NEG_INFINITY), 0.0);
+        assert!(softplus(f32::NAN).is_nan());
+        assert!((log_sigmoid(0.0f64) + ln2).abs() < 1e-16);
+        assert_eq!(log_sigmoid(-1000.0f64), -1000.0);
+        assert_eq!(log_sigmoid(1000.0f32), 0.0);
+        assert!((log_sigmoid(700.0f64) + 9.859_676_543_759_77e-305).abs() < 1e-318);
+        assert_eq!(log_sigmoid(f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert!(log_sigmoid(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn logaddexp_is_stable() {
+        let ln2 = std::f64::consts::LN_2;
+        assert!((logaddexp(1000.0f64, 1000.0) - (1000.0 + ln2)).abs() < 1e-12);
+        assert_eq!(logaddexp(1000.0f64, -1000.0), 1000.0);
+        assert!(
+            (logaddexp(-1000.0f64, -1001.0) - (-1000.0 + 0.313_261_687_518_222_8)).abs() < 1e-12
+        );
+        assert_eq!(logaddexp(f64::NEG_INFINITY, 3.0), 3.0);
+        assert_eq!(logaddexp(3.0f32, f32::NEG_INFINITY), 3.0);
+        assert_eq!(
+            logaddexp(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(logaddexp(f64::INFINITY, f64::INFINITY), f64::INFINITY);
+        assert_eq!(logaddexp(f64::INFINITY, f64::NEG_INFINITY), f64::INFINITY);
+        assert!(logaddexp(f64::NAN, 1.0).is_nan());
+        assert!(logaddexp(1.0f32, f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn relu_and_clip() {
+        assert_eq!(relu(-3i32), 0);
+        assert_eq!(relu(3i64), 3);
+        assert_eq!(relu(-0.5f64), 0.0);
+        assert!(relu(f64::NAN).is_nan());
+        assert_eq!(clip(5i32, 0, 3), 3);
+        assert_eq!(clip(-5i64, 0, 3), 0);
+        assert_eq!(clip(1.5f64, 0.0, 3.0), 1.5);
+        // lo > hi: hi wins (minimum is applied last), as numpy.
+        assert_eq!(clip(1.0f64, 2.0, 0.0), 0.0);
+        assert!(clip(f64::NAN, 0.0, 1.0).is_nan());
+        assert!(clip(0.5f32, f32::NAN, 1.0).is_nan());
+        assert_eq!(clip(f64::INFINITY, 0.0, 1.0), 1.0);
     }
 
     #[test]

@@ -36,6 +36,22 @@ fn stretch<'a, T>(a: &'a ArrayD<T>, shape: &[usize]) -> Result<ArrayViewD<'a, T>
     })
 }
 
+fn map3<T: Copy, R>(
+    a: &ArrayD<T>,
+    b: &ArrayD<T>,
+    c: &ArrayD<T>,
+    shape: &[usize],
+    f: impl Fn(T, T, T) -> R,
+) -> Result<ArrayD<R>, String> {
+    let a = stretch(a, shape)?;
+    let b = stretch(b, shape)?;
+    let c = stretch(c, shape)?;
+    Ok(Zip::from(&a)
+        .and(&b)
+        .and(&c)
+        .map_collect(|&x, &y, &z| f(x, y, z)))
+}
+
 fn map2<A: Copy, B: Copy, R>(
     a: &ArrayD<A>,
     b: &ArrayD<B>,
@@ -69,6 +85,7 @@ pub fn eval_elemwise(op: ElemOp, args: &[Value], label: &str) -> Result<Value, S
     let result = match args {
         [x] => unary(op, x),
         [a, b] => binary(op, a, b, &shape)?,
+        [x, lo, hi] if op == ElemOp::Clip => clip(x, lo, hi, &shape)?,
         [c, a, b] => select(c, a, b, &shape)?,
         _ => None,
     };
@@ -90,19 +107,37 @@ fn unary(op: ElemOp, x: &Value) -> Option<Value> {
         },
         Value::I32(a) => number_unary(op, a).map(Value::I32),
         Value::I64(a) => number_unary(op, a).map(Value::I64),
-        Value::F32(a) => number_unary(op, a)
-            .or_else(|| float_unary(op, a))
-            .map(Value::F32),
-        Value::F64(a) => number_unary(op, a)
-            .or_else(|| float_unary(op, a))
-            .map(Value::F64),
+        Value::F32(a) => float_test(op, a).map(Value::Bool).or_else(|| {
+            number_unary(op, a)
+                .or_else(|| float_unary(op, a))
+                .map(Value::F32)
+        }),
+        Value::F64(a) => float_test(op, a).map(Value::Bool).or_else(|| {
+            number_unary(op, a)
+                .or_else(|| float_unary(op, a))
+                .map(Value::F64)
+        }),
     }
+}
+
+/// `isnan`, `isinf`, `isfinite`: floats in, bools out.
+fn float_test<T: Float>(op: ElemOp, a: &ArrayD<T>) -> Option<ArrayD<bool>> {
+    let f: fn(T) -> bool = match op {
+        ElemOp::IsNan => T::is_nan,
+        ElemOp::IsInf => T::is_inf,
+        ElemOp::IsFinite => T::is_finite,
+        _ => return None,
+    };
+    Some(a.mapv(f))
 }
 
 fn number_unary<T: Number>(op: ElemOp, a: &ArrayD<T>) -> Option<ArrayD<T>> {
     let f: fn(T) -> T = match op {
         ElemOp::Neg => T::neg,
         ElemOp::Abs => T::abs,
+        ElemOp::Square => |x| x.mul(x),
+        ElemOp::Sign => T::sign,
+        ElemOp::Relu => |x| x.maximum(T::zero()),
         ElemOp::Powi(n) => return Some(a.mapv(|x| x.powi(n))),
         _ => return None,
     };
@@ -116,6 +151,29 @@ fn float_unary<T: Float>(op: ElemOp, a: &ArrayD<T>) -> Option<ArrayD<T>> {
         ElemOp::Tanh => T::tanh,
         ElemOp::Sqrt => T::sqrt,
         ElemOp::Sigmoid => T::sigmoid,
+        ElemOp::Sin => T::sin,
+        ElemOp::Cos => T::cos,
+        ElemOp::Tan => T::tan,
+        ElemOp::Arcsin => T::asin,
+        ElemOp::Arccos => T::acos,
+        ElemOp::Arctan => T::atan,
+        ElemOp::Sinh => T::sinh,
+        ElemOp::Cosh => T::cosh,
+        ElemOp::Arcsinh => T::asinh,
+        ElemOp::Arccosh => T::acosh,
+        ElemOp::Arctanh => T::atanh,
+        ElemOp::Log1p => T::ln_1p,
+        ElemOp::Expm1 => T::exp_m1,
+        ElemOp::Log2 => T::log2,
+        ElemOp::Log10 => T::log10,
+        ElemOp::Exp2 => T::exp2,
+        ElemOp::Reciprocal => T::recip,
+        ElemOp::Floor => T::floor,
+        ElemOp::Ceil => T::ceil,
+        ElemOp::Round => T::round,
+        ElemOp::Trunc => T::trunc,
+        ElemOp::Softplus => T::softplus,
+        ElemOp::LogSigmoid => T::log_sigmoid,
         _ => return None,
     };
     Some(a.mapv(f))
@@ -173,6 +231,8 @@ fn float_binary<T: Float>(
     let f: fn(T, T) -> T = match op {
         ElemOp::Div => T::div,
         ElemOp::Pow => T::powf,
+        ElemOp::Arctan2 => T::atan2,
+        ElemOp::LogAddExp => T::logaddexp,
         _ => return Ok(None),
     };
     map2(a, b, shape, f).map(Some)
@@ -209,6 +269,26 @@ fn compare(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<V
         (Value::I64(x), Value::I64(y)) => go(op, x, y, shape),
         (Value::F32(x), Value::F32(y)) => go(op, x, y, shape),
         (Value::F64(x), Value::F64(y)) => go(op, x, y, shape),
+        _ => Ok(None),
+    }
+}
+
+/// `clip(x, lo, hi)`: `x` raised to `lo`, then lowered to `hi`, NaN propagating.
+fn clip(x: &Value, lo: &Value, hi: &Value, shape: &[usize]) -> Result<Option<Value>, String> {
+    fn go<T: Number>(
+        x: &ArrayD<T>,
+        lo: &ArrayD<T>,
+        hi: &ArrayD<T>,
+        shape: &[usize],
+    ) -> Result<Option<Value>, String> {
+        let r = map3(x, lo, hi, shape, |x, lo, hi| x.maximum(lo).minimum(hi))?;
+        Ok(Some(T::into_value(r)))
+    }
+    match (x, lo, hi) {
+        (Value::I32(x), Value::I32(l), Value::I32(h)) => go(x, l, h, shape),
+        (Value::I64(x), Value::I64(l), Value::I64(h)) => go(x, l, h, shape),
+        (Value::F32(x), Value::F32(l), Value::F32(h)) => go(x, l, h, shape),
+        (Value::F64(x), Value::F64(l), Value::F64(h)) => go(x, l, h, shape),
         _ => Ok(None),
     }
 }
@@ -365,6 +445,100 @@ mod tests {
             .map(|a| (a[[0]], a[[1]].is_nan())),
             Some((2.0, true))
         );
+    }
+
+    #[test]
+    fn numpy_functions() {
+        let x = Value::from(array![-2.5f64, -0.0, 0.5, 1.5, f64::NAN]);
+        let one = |op: ElemOp| -> Vec<f64> {
+            let v = ev(op, std::slice::from_ref(&x)).unwrap();
+            v.array::<f64>().unwrap().iter().copied().collect()
+        };
+        let bits = |v: &[f64]| -> Vec<u64> { v.iter().map(|x| x.to_bits()).collect() };
+        // Half-way cases to even, -0 keeps its sign; sign(-0) is +0; NaN stays NaN.
+        let round = one(ElemOp::Round);
+        assert_eq!(bits(&round[..4]), bits(&[-2.0, -0.0, 0.0, 2.0]));
+        let sign = one(ElemOp::Sign);
+        assert_eq!(bits(&sign[..4]), bits(&[-1.0, 0.0, 1.0, 1.0]));
+        assert!(round[4].is_nan() && sign[4].is_nan());
+        assert_eq!(
+            ev(ElemOp::IsNan, std::slice::from_ref(&x)).unwrap(),
+            Value::from(array![false, false, false, false, true])
+        );
+        assert_eq!(
+            ev(
+                ElemOp::IsInf,
+                &[Value::from(array![
+                    f32::INFINITY,
+                    -f32::INFINITY,
+                    1.0,
+                    f32::NAN
+                ])]
+            )
+            .unwrap(),
+            Value::from(array![true, true, false, false])
+        );
+        assert_eq!(
+            ev(ElemOp::Sign, &[Value::from(array![-3i32, 0, 7])]).unwrap(),
+            Value::from(array![-1i32, 0, 1])
+        );
+        assert_eq!(
+            ev(ElemOp::Square, &[Value::from(array![-3i64, 1 << 32])]).unwrap(),
+            Value::from(array![9i64, 0])
+        );
+        assert_eq!(
+            ev(ElemOp::Relu, &[Value::from(array![-3i32, 4])]).unwrap(),
+            Value::from(array![0i32, 4])
+        );
+        assert_eq!(
+            ev(
+                ElemOp::Clip,
+                &[
+                    Value::from(array![-5i64, 2, 9]),
+                    Value::from(0i64),
+                    Value::from(array![3i64, 3, 3])
+                ]
+            )
+            .unwrap(),
+            Value::from(array![0i64, 2, 3])
+        );
+        // Stable at large magnitudes.
+        assert_eq!(
+            ev(
+                ElemOp::Softplus,
+                &[Value::from(array![1000.0f64, -1000.0, 0.0])]
+            )
+            .unwrap()
+            .array::<f64>()
+            .map(|a| (
+                a[[0]],
+                a[[1]],
+                (a[[2]] - std::f64::consts::LN_2).abs() < 1e-16
+            )),
+            Some((1000.0, 0.0, true))
+        );
+        assert_eq!(
+            ev(
+                ElemOp::LogAddExp,
+                &[
+                    Value::from(array![f64::NEG_INFINITY, 1000.0, f64::NEG_INFINITY]),
+                    Value::from(array![f64::NEG_INFINITY, -1000.0, 2.0])
+                ]
+            )
+            .unwrap(),
+            Value::from(array![f64::NEG_INFINITY, 1000.0, 2.0])
+        );
+        // The inverse hyperbolic functions do not overflow.
+        let big = ev(ElemOp::Arccosh, &[Value::from(1e308f64)]).unwrap();
+        let big = big.array::<f64>().map(|a| a.iter().copied().sum::<f64>());
+        assert!(big.is_some_and(|v| (v - 709.889_355_822_726).abs() < 1e-12));
+        // clip of bools, isnan of ints: not operand dtypes the lowering produces.
+        assert!(ev(
+            ElemOp::Clip,
+            &[Value::from(true), Value::from(false), Value::from(true)]
+        )
+        .is_err());
+        assert!(ev(ElemOp::IsNan, &[Value::from(1i32)]).is_err());
     }
 
     #[test]

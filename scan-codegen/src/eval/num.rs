@@ -19,6 +19,8 @@ pub trait Number: Element {
     fn minimum(self, other: Self) -> Self;
     /// `x ** n` for a literal integer exponent.
     fn powi(self, n: i32) -> Self;
+    /// numpy's `sign`: -1, 0 or 1; NaN for NaN, +0 for -0.
+    fn sign(self) -> Self;
 }
 
 /// The float dtypes (f32, f64).
@@ -33,6 +35,40 @@ pub trait Float: Number {
     fn sigmoid(self) -> Self;
     /// `self / n`, for means.
     fn div_count(self, n: usize) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn log2(self) -> Self;
+    fn log10(self) -> Self;
+    fn exp2(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    /// Half-way cases to even, as numpy's `round`.
+    fn round(self) -> Self;
+    fn trunc(self) -> Self;
+    /// `1 / self`.
+    fn recip(self) -> Self;
+    /// `log(1 + exp(self))`.
+    fn softplus(self) -> Self;
+    /// `log(sigmoid(self))`.
+    fn log_sigmoid(self) -> Self;
+    /// `atan2(self, x)`: the angle of the point `(x, self)`.
+    fn atan2(self, x: Self) -> Self;
+    /// `log(exp(self) + exp(other))`.
+    fn logaddexp(self, other: Self) -> Self;
+    fn is_nan(self) -> bool;
+    fn is_inf(self) -> bool;
+    fn is_finite(self) -> bool;
 }
 
 macro_rules! int_number {
@@ -88,6 +124,9 @@ macro_rules! int_number {
                 } else {
                     0
                 }
+            }
+            fn sign(self) -> $t {
+                self.signum()
             }
         }
     };
@@ -146,6 +185,14 @@ macro_rules! float_number {
             fn powi(self, n: i32) -> $t {
                 <$t>::powi(self, n)
             }
+            fn sign(self) -> $t {
+                // Rust's signum gives ±1 for ±0 and keeps NaN.
+                if self == 0.0 {
+                    0.0
+                } else {
+                    self.signum()
+                }
+            }
         }
 
         impl Float for $t {
@@ -172,6 +219,119 @@ macro_rules! float_number {
             }
             fn div_count(self, n: usize) -> $t {
                 self / (n as $t)
+            }
+            fn sin(self) -> $t {
+                <$t>::sin(self)
+            }
+            fn cos(self) -> $t {
+                <$t>::cos(self)
+            }
+            fn tan(self) -> $t {
+                <$t>::tan(self)
+            }
+            fn asin(self) -> $t {
+                <$t>::asin(self)
+            }
+            fn acos(self) -> $t {
+                <$t>::acos(self)
+            }
+            fn atan(self) -> $t {
+                <$t>::atan(self)
+            }
+            fn sinh(self) -> $t {
+                <$t>::sinh(self)
+            }
+            fn cosh(self) -> $t {
+                <$t>::cosh(self)
+            }
+            fn asinh(self) -> $t {
+                // std's formula squares x: above 2^26, asinh(x) = ln(2|x|) to the last bit.
+                let a = <$t>::abs(self);
+                if a > 67108864.0 {
+                    (<$t>::ln(a) + (std::f64::consts::LN_2 as $t)).copysign(self)
+                } else {
+                    <$t>::asinh(self)
+                }
+            }
+            fn acosh(self) -> $t {
+                // Likewise acosh(x) = ln(2x) above 2^26.
+                if self > 67108864.0 {
+                    <$t>::ln(self) + (std::f64::consts::LN_2 as $t)
+                } else {
+                    <$t>::acosh(self)
+                }
+            }
+            fn atanh(self) -> $t {
+                <$t>::atanh(self)
+            }
+            fn ln_1p(self) -> $t {
+                <$t>::ln_1p(self)
+            }
+            fn exp_m1(self) -> $t {
+                <$t>::exp_m1(self)
+            }
+            fn log2(self) -> $t {
+                <$t>::log2(self)
+            }
+            fn log10(self) -> $t {
+                <$t>::log10(self)
+            }
+            fn exp2(self) -> $t {
+                <$t>::exp2(self)
+            }
+            fn floor(self) -> $t {
+                <$t>::floor(self)
+            }
+            fn ceil(self) -> $t {
+                <$t>::ceil(self)
+            }
+            fn round(self) -> $t {
+                <$t>::round_ties_even(self)
+            }
+            fn trunc(self) -> $t {
+                <$t>::trunc(self)
+            }
+            fn recip(self) -> $t {
+                <$t>::recip(self)
+            }
+            fn softplus(self) -> $t {
+                // PyTensor's piecewise form: exp(x) where 1 + exp(x) rounds to 1,
+                // log1p(exp(x)) in the middle, x + exp(-x) and then x for large x.
+                if self < -37.0 {
+                    <$t>::exp(self)
+                } else if self < 18.0 {
+                    <$t>::ln_1p(<$t>::exp(self))
+                } else if self < 33.3 {
+                    self + <$t>::exp(-self)
+                } else {
+                    self
+                }
+            }
+            fn log_sigmoid(self) -> $t {
+                -(-self).softplus()
+            }
+            fn atan2(self, x: $t) -> $t {
+                <$t>::atan2(self, x)
+            }
+            fn logaddexp(self, other: $t) -> $t {
+                if self.is_nan() || other.is_nan() {
+                    return <$t>::NAN;
+                }
+                if self == other {
+                    // Also the infinities: inf + inf, -inf + -inf.
+                    return self + (std::f64::consts::LN_2 as $t);
+                }
+                let hi = if self > other { self } else { other };
+                hi + <$t>::ln_1p(<$t>::exp(-<$t>::abs(self - other)))
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn is_inf(self) -> bool {
+                <$t>::is_infinite(self)
+            }
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
             }
         }
     };

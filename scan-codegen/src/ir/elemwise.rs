@@ -34,6 +34,47 @@ pub enum ElemOp {
     Minimum,
     /// `where(cond, a, b)`: the condition is bool, the branches share the result dtype.
     Where,
+    Sin,
+    Cos,
+    Tan,
+    Arcsin,
+    Arccos,
+    Arctan,
+    Sinh,
+    Cosh,
+    Arcsinh,
+    Arccosh,
+    Arctanh,
+    Log1p,
+    Expm1,
+    Log2,
+    Log10,
+    Exp2,
+    /// `x * x`; keeps integer dtypes (wrapping), as numpy.
+    Square,
+    /// `1 / x`, in the float dtype (PyTensor's rule; numpy keeps integers).
+    Reciprocal,
+    /// -1, 0 or 1 (NaN for NaN, +0 for -0); keeps integer dtypes.
+    Sign,
+    Floor,
+    Ceil,
+    /// Round half to even, as numpy's `round`/`rint`.
+    Round,
+    Trunc,
+    IsNan,
+    IsInf,
+    IsFinite,
+    /// `log(1 + exp(x))`, computed without overflow.
+    Softplus,
+    /// `log(sigmoid(x)) = -softplus(-x)`.
+    LogSigmoid,
+    /// `maximum(x, 0)`; keeps integer dtypes.
+    Relu,
+    Arctan2,
+    /// `log(exp(a) + exp(b))`, computed without overflow.
+    LogAddExp,
+    /// `clip(x, lo, hi) = minimum(maximum(x, lo), hi)`, the three promoted together.
+    Clip,
 }
 
 /// How an operation's operand and result dtypes follow from its inputs.
@@ -49,6 +90,8 @@ pub enum TypeRule {
     Logical,
     /// Bool condition, then two numbers promoted together.
     Select,
+    /// Numbers in, tested in the float dtype of the promotion, bool out (`isnan`).
+    FloatTest,
 }
 
 impl ElemOp {
@@ -68,6 +111,52 @@ impl ElemOp {
         ("where_", ElemOp::Where),
         ("switch", ElemOp::Where),
         ("select", ElemOp::Where),
+        ("sin", ElemOp::Sin),
+        ("cos", ElemOp::Cos),
+        ("tan", ElemOp::Tan),
+        ("arcsin", ElemOp::Arcsin),
+        ("asin", ElemOp::Arcsin),
+        ("arccos", ElemOp::Arccos),
+        ("acos", ElemOp::Arccos),
+        ("arctan", ElemOp::Arctan),
+        ("atan", ElemOp::Arctan),
+        ("sinh", ElemOp::Sinh),
+        ("cosh", ElemOp::Cosh),
+        ("arcsinh", ElemOp::Arcsinh),
+        ("asinh", ElemOp::Arcsinh),
+        ("arccosh", ElemOp::Arccosh),
+        ("acosh", ElemOp::Arccosh),
+        ("arctanh", ElemOp::Arctanh),
+        ("atanh", ElemOp::Arctanh),
+        ("log1p", ElemOp::Log1p),
+        ("ln_1p", ElemOp::Log1p),
+        ("expm1", ElemOp::Expm1),
+        ("exp_m1", ElemOp::Expm1),
+        ("log2", ElemOp::Log2),
+        ("log10", ElemOp::Log10),
+        ("exp2", ElemOp::Exp2),
+        ("square", ElemOp::Square),
+        ("reciprocal", ElemOp::Reciprocal),
+        ("recip", ElemOp::Reciprocal),
+        ("sign", ElemOp::Sign),
+        ("floor", ElemOp::Floor),
+        ("ceil", ElemOp::Ceil),
+        ("round", ElemOp::Round),
+        ("round_ties_even", ElemOp::Round),
+        ("trunc", ElemOp::Trunc),
+        ("isnan", ElemOp::IsNan),
+        ("is_nan", ElemOp::IsNan),
+        ("isinf", ElemOp::IsInf),
+        ("is_infinite", ElemOp::IsInf),
+        ("isfinite", ElemOp::IsFinite),
+        ("is_finite", ElemOp::IsFinite),
+        ("softplus", ElemOp::Softplus),
+        ("log_sigmoid", ElemOp::LogSigmoid),
+        ("relu", ElemOp::Relu),
+        ("arctan2", ElemOp::Arctan2),
+        ("atan2", ElemOp::Arctan2),
+        ("logaddexp", ElemOp::LogAddExp),
+        ("clip", ElemOp::Clip),
     ];
 
     pub fn by_name(name: &str) -> Option<ElemOp> {
@@ -105,6 +194,38 @@ impl ElemOp {
             ElemOp::Maximum => "maximum",
             ElemOp::Minimum => "minimum",
             ElemOp::Where => "where",
+            ElemOp::Sin => "sin",
+            ElemOp::Cos => "cos",
+            ElemOp::Tan => "tan",
+            ElemOp::Arcsin => "arcsin",
+            ElemOp::Arccos => "arccos",
+            ElemOp::Arctan => "arctan",
+            ElemOp::Sinh => "sinh",
+            ElemOp::Cosh => "cosh",
+            ElemOp::Arcsinh => "arcsinh",
+            ElemOp::Arccosh => "arccosh",
+            ElemOp::Arctanh => "arctanh",
+            ElemOp::Log1p => "log1p",
+            ElemOp::Expm1 => "expm1",
+            ElemOp::Log2 => "log2",
+            ElemOp::Log10 => "log10",
+            ElemOp::Exp2 => "exp2",
+            ElemOp::Square => "square",
+            ElemOp::Reciprocal => "reciprocal",
+            ElemOp::Sign => "sign",
+            ElemOp::Floor => "floor",
+            ElemOp::Ceil => "ceil",
+            ElemOp::Round => "round",
+            ElemOp::Trunc => "trunc",
+            ElemOp::IsNan => "isnan",
+            ElemOp::IsInf => "isinf",
+            ElemOp::IsFinite => "isfinite",
+            ElemOp::Softplus => "softplus",
+            ElemOp::LogSigmoid => "log_sigmoid",
+            ElemOp::Relu => "relu",
+            ElemOp::Arctan2 => "arctan2",
+            ElemOp::LogAddExp => "logaddexp",
+            ElemOp::Clip => "clip",
         }
     }
 
@@ -118,8 +239,37 @@ impl ElemOp {
             | ElemOp::Tanh
             | ElemOp::Sigmoid
             | ElemOp::Sqrt
-            | ElemOp::Powi(_) => 1,
-            ElemOp::Where => 3,
+            | ElemOp::Powi(_)
+            | ElemOp::Sin
+            | ElemOp::Cos
+            | ElemOp::Tan
+            | ElemOp::Arcsin
+            | ElemOp::Arccos
+            | ElemOp::Arctan
+            | ElemOp::Sinh
+            | ElemOp::Cosh
+            | ElemOp::Arcsinh
+            | ElemOp::Arccosh
+            | ElemOp::Arctanh
+            | ElemOp::Log1p
+            | ElemOp::Expm1
+            | ElemOp::Log2
+            | ElemOp::Log10
+            | ElemOp::Exp2
+            | ElemOp::Square
+            | ElemOp::Reciprocal
+            | ElemOp::Sign
+            | ElemOp::Floor
+            | ElemOp::Ceil
+            | ElemOp::Round
+            | ElemOp::Trunc
+            | ElemOp::IsNan
+            | ElemOp::IsInf
+            | ElemOp::IsFinite
+            | ElemOp::Softplus
+            | ElemOp::LogSigmoid
+            | ElemOp::Relu => 1,
+            ElemOp::Where | ElemOp::Clip => 3,
             _ => 2,
         }
     }
@@ -134,14 +284,44 @@ impl ElemOp {
             | ElemOp::Abs
             | ElemOp::Powi(_)
             | ElemOp::Maximum
-            | ElemOp::Minimum => TypeRule::Arith,
+            | ElemOp::Minimum
+            | ElemOp::Square
+            | ElemOp::Sign
+            | ElemOp::Relu
+            | ElemOp::Clip => TypeRule::Arith,
             ElemOp::Div
             | ElemOp::Exp
             | ElemOp::Log
             | ElemOp::Tanh
             | ElemOp::Sigmoid
             | ElemOp::Sqrt
-            | ElemOp::Pow => TypeRule::Float,
+            | ElemOp::Pow
+            | ElemOp::Sin
+            | ElemOp::Cos
+            | ElemOp::Tan
+            | ElemOp::Arcsin
+            | ElemOp::Arccos
+            | ElemOp::Arctan
+            | ElemOp::Sinh
+            | ElemOp::Cosh
+            | ElemOp::Arcsinh
+            | ElemOp::Arccosh
+            | ElemOp::Arctanh
+            | ElemOp::Log1p
+            | ElemOp::Expm1
+            | ElemOp::Log2
+            | ElemOp::Log10
+            | ElemOp::Exp2
+            | ElemOp::Reciprocal
+            | ElemOp::Floor
+            | ElemOp::Ceil
+            | ElemOp::Round
+            | ElemOp::Trunc
+            | ElemOp::Softplus
+            | ElemOp::LogSigmoid
+            | ElemOp::Arctan2
+            | ElemOp::LogAddExp => TypeRule::Float,
+            ElemOp::IsNan | ElemOp::IsInf | ElemOp::IsFinite => TypeRule::FloatTest,
             ElemOp::Lt | ElemOp::Le | ElemOp::Gt | ElemOp::Ge | ElemOp::Eq | ElemOp::Ne => {
                 TypeRule::Compare
             }
@@ -161,7 +341,7 @@ impl ElemOp {
                     None
                 }
             }
-            TypeRule::Float => Some(promoted.to_float()),
+            TypeRule::Float | TypeRule::FloatTest => Some(promoted.to_float()),
             TypeRule::Logical => (promoted == DType::Bool).then_some(DType::Bool),
         }
     }
@@ -169,8 +349,89 @@ impl ElemOp {
     /// The dtype of the result, given the operand dtype.
     pub fn result_dtype(self, operand: DType) -> DType {
         match self.rule() {
-            TypeRule::Compare | TypeRule::Logical => DType::Bool,
+            TypeRule::Compare | TypeRule::Logical | TypeRule::FloatTest => DType::Bool,
             _ => operand,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_each_function_is_callable_by_its_own_name() {
+        for (i, (name, op)) in ElemOp::NAMED.iter().enumerate() {
+            assert!(
+                ElemOp::NAMED[..i].iter().all(|(n, _)| n != name),
+                "{name} listed twice"
+            );
+            assert_eq!(ElemOp::by_name(name), Some(*op));
+            // `where` is spelled `where_` (a Rust keyword).
+            if *op != ElemOp::Where {
+                assert_eq!(ElemOp::by_name(op.name()), Some(*op), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn numpy_dtype_rules_of_the_functions() {
+        use DType::*;
+        let operand_and_result = |op: ElemOp, promoted: DType| {
+            op.operand_dtype(promoted).map(|d| (d, op.result_dtype(d)))
+        };
+        // Transcendental functions, reciprocal and rounding compute integers in f64.
+        for op in [
+            ElemOp::Sin,
+            ElemOp::Arctanh,
+            ElemOp::Log1p,
+            ElemOp::Exp2,
+            ElemOp::Reciprocal,
+        ]
+        .into_iter()
+        .chain([
+            ElemOp::Floor,
+            ElemOp::Round,
+            ElemOp::Softplus,
+            ElemOp::LogAddExp,
+        ]) {
+            assert_eq!(
+                operand_and_result(op, I32),
+                Some((F64, F64)),
+                "{}",
+                op.name()
+            );
+            assert_eq!(
+                operand_and_result(op, F32),
+                Some((F32, F32)),
+                "{}",
+                op.name()
+            );
+        }
+        // square, sign, relu and clip keep integers and reject bools.
+        for op in [ElemOp::Square, ElemOp::Sign, ElemOp::Relu, ElemOp::Clip] {
+            assert_eq!(
+                operand_and_result(op, I32),
+                Some((I32, I32)),
+                "{}",
+                op.name()
+            );
+            assert_eq!(
+                operand_and_result(op, F32),
+                Some((F32, F32)),
+                "{}",
+                op.name()
+            );
+            assert_eq!(operand_and_result(op, Bool), None, "{}", op.name());
+        }
+        // isnan and kin test in the float dtype and give bools.
+        for op in [ElemOp::IsNan, ElemOp::IsInf, ElemOp::IsFinite] {
+            assert_eq!(operand_and_result(op, I64), Some((F64, Bool)));
+            assert_eq!(operand_and_result(op, F32), Some((F32, Bool)));
+        }
+        assert_eq!(ElemOp::Clip.arity(), 3);
+        assert_eq!(ElemOp::Arctan2.arity(), 2);
+        assert_eq!(ElemOp::by_name("atan2"), Some(ElemOp::Arctan2));
+        assert_eq!(ElemOp::by_name("signum"), None);
     }
 }

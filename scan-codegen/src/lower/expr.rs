@@ -16,12 +16,16 @@ impl Lowerer<'_> {
                 let level = self.frames.len() - 1;
                 match self.lookup(level, name) {
                     Some(v) => v,
-                    None => {
-                        if !self.is_poisoned(name) {
+                    None if self.is_poisoned(name) => return None,
+                    None => match named_constant(&name.to_string()) {
+                        // numpy's constants, untyped like a float literal (`x * pi`
+                        // stays f32); a binding of the same name hides them.
+                        Some(v) => self.literal(&Lit::Float(v, None), e),
+                        None => {
                             self.diag.error(name.span(), format!("unknown name `{name}`: not a parameter, a `let` binding or a step argument"));
+                            return None;
                         }
-                        return None;
-                    }
+                    },
                 }
             }
             ExprKind::Binary(op, a, b) => {
@@ -271,6 +275,17 @@ impl Lowerer<'_> {
         debug_assert_eq!(rank, t.rank - removed);
         Some(t.with_rank(rank))
     }
+}
+
+/// The value of numpy's constant `name` (`np.inf`, `np.nan`, `np.pi`, `np.e`).
+fn named_constant(name: &str) -> Option<f64> {
+    Some(match name {
+        "inf" => f64::INFINITY,
+        "nan" => f64::NAN,
+        "pi" => std::f64::consts::PI,
+        "e" => std::f64::consts::E,
+        _ => return None,
+    })
 }
 
 /// A literal converted to `dtype` the way a cast would.

@@ -91,7 +91,33 @@ fn costly(step: &Graph, src: &[Source], id: NodeId) -> bool {
     }
     let own = matches!(
         node.op,
-        Op::Elemwise(ElemOp::Exp | ElemOp::Log | ElemOp::Tanh | ElemOp::Sigmoid | ElemOp::Pow)
+        Op::Elemwise(
+            ElemOp::Exp
+                | ElemOp::Log
+                | ElemOp::Tanh
+                | ElemOp::Sigmoid
+                | ElemOp::Pow
+                | ElemOp::Sin
+                | ElemOp::Cos
+                | ElemOp::Tan
+                | ElemOp::Arcsin
+                | ElemOp::Arccos
+                | ElemOp::Arctan
+                | ElemOp::Sinh
+                | ElemOp::Cosh
+                | ElemOp::Arcsinh
+                | ElemOp::Arccosh
+                | ElemOp::Arctanh
+                | ElemOp::Log1p
+                | ElemOp::Expm1
+                | ElemOp::Log2
+                | ElemOp::Log10
+                | ElemOp::Exp2
+                | ElemOp::Softplus
+                | ElemOp::LogSigmoid
+                | ElemOp::Arctan2
+                | ElemOp::LogAddExp
+        )
     );
     own || node.inputs.iter().any(|&i| costly(step, src, i))
 }
