@@ -162,18 +162,21 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
 }
 
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
-    emit_in_place(g, prefix, inputs, &HashMap::new())
+    emit_in_place(g, prefix, inputs, &HashMap::new(), &HashMap::new())
 }
 
 /// [`emit`], with the nodes of `in_place` (each one that [`writes_in_place`]) writing
 /// their value into the row given instead of a buffer of their own; the graph's nodes read
 /// it back from the row. As a graph output such a node is its own buffer (filled only when
 /// `own_buffer_when`; the caller reads the row otherwise).
+/// Products in `packed` (a matrix right operand packed before the loop) call the packed
+/// matrix given (`kernels::PackedMatrix`).
 pub fn emit_in_place(
     g: &Graph,
     prefix: &str,
     inputs: &[Input],
     in_place: &HashMap<NodeId, InPlace>,
+    packed: &HashMap<NodeId, TokenStream>,
 ) -> Code {
     let rt = rt();
     let nd = nd();
@@ -346,10 +349,10 @@ pub fn emit_in_place(
                             (3, 2) => quote!(dot_stack_m),
                             _ => quote!(dot_mm),
                         };
-                        let (repr, code) = write(
-                            &mut setup,
-                            &|out| quote!(#rt::kernels::#f(#out, #a, #b, #label)?;),
-                        );
+                        let (repr, code) = write(&mut setup, &|out| match packed.get(&id) {
+                            Some(p) => quote!(#p.#f(#out, #a, #b, #label)?;),
+                            None => quote!(#rt::kernels::#f(#out, #a, #b, #label)?;),
+                        });
                         body.extend(code);
                         repr
                     }

@@ -408,6 +408,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         }
     }
     let first_ns = op.first_non_sequence_input();
+    let ns_inputs = inputs.len();
     for k in 0..op.non_sequences.len() {
         let a = &args[first_ns + k];
         inputs.push(Input::Expr(if a.is_scalar() {
@@ -415,6 +416,34 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         } else {
             a.view()
         }));
+    }
+
+    // Products of a step value by a non-sequence matrix (an RNN's recurrent weights): the
+    // matrix is packed once, before the loop (`kernels::PackedMatrix`), not by every
+    // step's product.
+    let mut packed = std::collections::HashMap::new();
+    for id in op.step.live_nodes() {
+        let node = op.step.node(id);
+        let (Op::Dot, [a, w]) = (&node.op, &node.inputs[..]) else {
+            continue;
+        };
+        let Op::Input { index, .. } = op.step.node(*w).op else {
+            continue;
+        };
+        if index < ns_inputs
+            || op.step.ty(*w).rank != 2
+            || !matches!(op.step.ty(*a).rank, 1 | 2)
+            || !node.ty.dtype.is_float()
+        {
+            continue;
+        }
+        let matrix = args[first_ns + index - ns_inputs].view();
+        let p = format_ident!("{}packed{}", prefix, id.0);
+        // Declared with the buffers (a nested loop packs into the same memory each time).
+        let t = super::scalar_type(node.ty.dtype);
+        setup.extend(quote!(let mut #p: #rt::kernels::PackedMatrix<#t> = ::core::default::Default::default();));
+        body.extend(quote!(#p.pack(#matrix);));
+        packed.insert(id, quote!(#p));
     }
 
     // Before each step: outputs written in place get their new row (a map output's from
@@ -456,7 +485,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     }
 
     // The step itself; its buffers live outside the loop.
-    let step = graph::emit_in_place(&op.step, prefix, &inputs, &targets);
+    let step = graph::emit_in_place(&op.step, prefix, &inputs, &targets, &packed);
     setup.extend(step.setup);
     let step_body = step.body;
     let step_body = quote!(#prologue #step_body);

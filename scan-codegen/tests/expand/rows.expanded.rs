@@ -45,6 +45,7 @@ pub fn rows(
         f64,
         ::scan_runtime::__private::ndarray::Ix2,
     > = ::core::default::Default::default();
+    let mut __scan_3_packed4: ::scan_runtime::__private::kernels::PackedMatrix<f64> = ::core::default::Default::default();
     let mut __scan_3_4: ::scan_runtime::__private::ndarray::Array<
         f64,
         ::scan_runtime::__private::ndarray::Ix1,
@@ -93,6 +94,7 @@ pub fn rows(
     let mut __scan_3_trace1 = ::scan_runtime::__private::kernels::ArrayTrace::new(
         &mut __scan_3_buf1,
     );
+    __scan_3_packed4.pack(__scan_2.view());
     let mut __scan_3_done: usize = __scan_3_n_steps;
     '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
         let (__scan_3_past0, mut __scan_3_rest0) = __scan_3_trace0.next_slot("n_steps")?;
@@ -112,12 +114,13 @@ pub fn rows(
                 __scan_3_t + 1usize,
             );
         let __scan_3_3 = __scan_2.view();
-        ::scan_runtime::__private::kernels::dot_vm(
-            &mut __scan_3_4,
-            __scan_3_2.view(),
-            __scan_3_3.view(),
-            "h_tm1.dot(w)",
-        )?;
+        __scan_3_packed4
+            .dot_vm(
+                &mut __scan_3_4,
+                __scan_3_2.view(),
+                __scan_3_3.view(),
+                "h_tm1.dot(w)",
+            )?;
         let __scan_3_5: f64 = (2.0 as f64);
         let __scan_3_6_row = if __scan_3_t == 0 {
             ::scan_runtime::__private::kernels::map1(

@@ -14,6 +14,7 @@ pub mod interchange;
 pub mod isa;
 pub mod lanes;
 pub mod one_step;
+pub mod packed;
 pub mod powers;
 pub mod reduce;
 pub mod scalar_trace;
@@ -32,6 +33,7 @@ pub use index::{
     arange, arange_len, assign, assign_add, copy_into, fill_like, index, index_mut, scalar, slice,
     slice_mut,
 };
+pub use packed::PackedMatrix;
 pub use powers::Powers;
 pub use reduce::{
     map1_max, map1_min, map2_max, map2_min, max_all, max_axis, max_of_map1, max_of_map2,
