@@ -11,6 +11,8 @@
 //!   out of the merged [B, 4H] pre-activation by slicing. Slicing acts on the leading axis
 //!   only, so a gate's columns are taken as `z.t()[a..b].t()` (views, no copy).
 
+use scan_runtime::kernels::PackedMatrix;
+use scan_runtime::ndarray::ArrayViewMut2;
 use scan_runtime::prelude::*;
 
 use crate::inputs::{flat, gen_f32};
@@ -60,8 +62,9 @@ pub struct Inputs {
 /// The hand-written loop:
 /// 1. the input projection of every step at once, X [T*B, I] @ W_x, one large GEMM into a
 ///    [T*B, 4H] scratch buffer (the only buffer besides the output and c);
-/// 2. per step, `z_t += h_{t-1} @ W_h` (faer GEMM accumulating in place into that step's
-///    rows of the scratch; h_{t-1} is the previous output row), then one fused pass over
+/// 2. per step, `z_t += h_{t-1} @ W_h` (accumulating in place into that step's rows of the
+///    scratch, W_h packed once before the loop: `scan_runtime::kernels::PackedMatrix`;
+///    h_{t-1} is the previous output row), then one fused pass over
 ///    [B, H] doing bias, the four activations, c (updated in place) and h (written
 ///    straight into the output): no gate array is ever stored.
 pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
@@ -78,6 +81,7 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
         4 * h,
         false,
     );
+    let mut packed = PackedMatrix::<f32>::new(inp.w_h.view());
     let mut c = flat(&inp.c0).to_vec();
     let mut out = vec![0.0f32; t_len * hrow];
     let (b_i, rest) = flat(&inp.b).split_at(h);
@@ -92,7 +96,11 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
         };
         let h_out = &mut rest[..hrow];
         let z_t = &mut z[t * zrow..(t + 1) * zrow];
-        gemm(z_t, h_prev, flat(&inp.w_h), batch, h, 4 * h, true);
+        let z_view = ArrayViewMut2::from_shape((batch, 4 * h), &mut *z_t).expect("B x 4H");
+        let h_view = ArrayView2::from_shape((batch, h), &h_prev[..hrow]).expect("B x H");
+        packed
+            .dot_mm_add(z_view, h_view, inp.w_h.view(), "h @ W_h")
+            .expect("B x H times H x 4H");
         let rows = z_t
             .chunks_exact(4 * h)
             .zip(c.chunks_exact_mut(h))

@@ -84,6 +84,7 @@ impl<T> Default for PackedMatrix<T> {
 /// would be a libm call without FMA).
 trait Fma: Copy + Default + Send + Sync {
     fn plain(a: Self, b: Self, c: Self) -> Self;
+    fn sum(a: Self, b: Self) -> Self;
 }
 
 macro_rules! fma_impl {
@@ -92,6 +93,10 @@ macro_rules! fma_impl {
             #[inline(always)]
             fn plain(a: Self, b: Self, c: Self) -> Self {
                 a * b + c
+            }
+            #[inline(always)]
+            fn sum(a: Self, b: Self) -> Self {
+                a + b
             }
         }
     };
@@ -107,25 +112,35 @@ struct Job<'a, T> {
     n: usize,
     left: &'a [T],
     panels: &'a [T],
+    /// Add the product to `out` rather than overwrite it.
+    add: bool,
 }
 
-/// `out[rows, cols] = block`, rows `i..i + rows` and columns `j..j + cols`.
+/// `out[rows, cols] = block` (`+= block` when `add`), rows `i..i + rows` and columns
+/// `j..j + cols`.
 #[inline(always)]
-fn store<T: Copy, const NR: usize>(
+#[allow(clippy::too_many_arguments)]
+fn store<T: Fma, const NR: usize>(
     out: &mut ArrayViewMut2<'_, T>,
     i: usize,
     j: usize,
     rows: usize,
     cols: usize,
     block: &[[T; NR]],
+    add: bool,
 ) {
     for (r, values) in block.iter().enumerate().take(rows) {
         let mut row = out.row_mut(i + r);
-        match row.as_slice_mut() {
-            Some(s) => s[j..j + cols].copy_from_slice(&values[..cols]),
-            None => {
-                for (c, v) in values[..cols].iter().enumerate() {
-                    row[j + c] = *v;
+        match (row.as_slice_mut(), add) {
+            (Some(s), false) => s[j..j + cols].copy_from_slice(&values[..cols]),
+            (Some(s), true) => {
+                for (d, &v) in s[j..j + cols].iter_mut().zip(&values[..cols]) {
+                    *d = T::sum(*d, v);
+                }
+            }
+            (None, _) => {
+                for (c, &v) in values[..cols].iter().enumerate() {
+                    row[j + c] = if add { T::sum(row[j + c], v) } else { v };
                 }
             }
         }
@@ -178,10 +193,10 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
             let a = &left[i / MR * k..(i / MR + 1) * k];
             if rows == 1 {
                 one(a, panel, &mut acc1);
-                store(out, i, at, 1, cols, &acc1);
+                store(out, i, at, 1, cols, &acc1, job.add);
             } else {
                 full(a, panel, &mut acc);
-                store(out, i, at, rows, cols, &acc);
+                store(out, i, at, rows, cols, &acc, job.add);
             }
             i += MR;
         }
@@ -391,7 +406,7 @@ macro_rules! packed_impl {
                     return super::dot::dot_mm(out, a, w, what);
                 }
                 let mut out = out.prepare(Ix2(m, self.n))?;
-                self.product(a, &mut out);
+                self.product(a, &mut out, false);
                 Ok(())
             }
 
@@ -407,17 +422,50 @@ macro_rules! packed_impl {
                     return super::dot::dot_vm(out, a, w, what);
                 }
                 let out = out.prepare(Ix1(self.n))?;
-                self.product(a.insert_axis(Axis(0)), &mut out.insert_axis(Axis(0)));
+                self.product(a.insert_axis(Axis(0)), &mut out.insert_axis(Axis(0)), false);
+                Ok(())
+            }
+
+            /// `out += a · w` for an `(m, k)` matrix `a` and an `(m, n)` view `out` (a
+            /// step's row block that already holds the input projection, say).
+            /// `Err(Dot)` naming `what` when the shapes do not fit.
+            pub fn dot_mm_add(
+                &mut self,
+                mut out: ArrayViewMut2<'_, $t>,
+                a: ArrayView2<'_, $t>,
+                w: ArrayView2<'_, $t>,
+                what: &str,
+            ) -> Result<()> {
+                let ((m, k), (k2, n)) = (a.dim(), w.dim());
+                if k != k2 || out.dim() != (m, n) {
+                    return Err(crate::error::Error::Dot {
+                        what: what.to_string(),
+                        left: a.shape().to_vec(),
+                        right: w.shape().to_vec(),
+                    });
+                }
+                if !self.packed || w.dim() != (self.k, self.n) {
+                    ndarray::linalg::general_mat_mul(1.0, &a, &w, 1.0, &mut out);
+                    return Ok(());
+                }
+                self.product(a, &mut out, true);
                 Ok(())
             }
 
             /// `out = a · w`, shapes checked.
-            fn product(&mut self, a: ArrayView2<'_, $t>, out: &mut ArrayViewMut2<'_, $t>) {
+            fn product(
+                &mut self,
+                a: ArrayView2<'_, $t>,
+                out: &mut ArrayViewMut2<'_, $t>,
+                add: bool,
+            ) {
                 let (m, k) = a.dim();
                 let (nr, mr) = blocking(self.isa, core::mem::size_of::<$t>());
                 if k == 0 {
                     // Empty sums.
-                    out.fill(0.0);
+                    if !add {
+                        out.fill(0.0);
+                    }
                     return;
                 }
                 // `a` in blocks of `mr` rows, k-major, the last block padded with zeros.
@@ -437,6 +485,7 @@ macro_rules! packed_impl {
                     n: self.n,
                     left: &self.left,
                     panels: &self.panels,
+                    add,
                 };
                 let panels = self.n.div_ceil(nr);
                 let isa = self.isa;
@@ -471,6 +520,9 @@ fn split<T: Send>(
 ) {
     #[cfg(feature = "faer")]
     {
+        // The threshold of unpacked products: splitting elman's 141 µs step product (8.4 M
+        // multiply-adds) from 4 M on made its loop slower at 2 threads (79-83 ms against
+        // 73-78 ms, Intel Xeon): rayon's workers sleep between the steps' products.
         let threads = crate::threads::threads_for(work).min(panels);
         if threads > 1 {
             let half = panels * (threads / 2) / threads;
@@ -561,6 +613,29 @@ mod tests {
     }
 
     #[test]
+    fn products_added_into_a_destination() {
+        for &(m, k, n) in &[(32, 64, 70), (1, 9, 5), (7, 3, 33)] {
+            let (a, w, c) = (matrix(m, k, 1), matrix(k, n, 2), matrix(m, n, 3));
+            let want = &c + &reference(&a, &w);
+            for isa in isas() {
+                let mut p = PackedMatrix::<f64>::for_isa(w.view(), isa, true);
+                let mut out = c.clone();
+                p.dot_mm_add(out.view_mut(), a.view(), w.view(), "c + a · w")
+                    .unwrap();
+                assert_eq!(out, want, "{m}x{k}x{n} {isa:?}");
+            }
+            // Not packed (small): the same sums.
+            let mut p = PackedMatrix::<f64>::new(w.view());
+            let mut out = c.clone();
+            p.dot_mm_add(out.view_mut(), a.view(), w.view(), "c + a · w")
+                .unwrap();
+            assert_eq!(out, want);
+            let e = p.dot_mm_add(out.view_mut(), a.t(), w.view(), "c + a · w");
+            assert!(e.is_err() || m == k, "mismatched shapes");
+        }
+    }
+
+    #[test]
     fn a_small_matrix_is_not_packed_and_gives_the_plain_product() {
         let (a, w) = (matrix(4, 20, 7), matrix(20, 30, 8));
         let mut p = PackedMatrix::<f64>::new(w.view());
@@ -626,6 +701,9 @@ mod tests {
 
     #[test]
     fn a_product_split_over_threads_agrees() {
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let (a, w) = (matrix(64, 512, 5), matrix(512, 520, 6));
         let want = reference(&a, &w);
         let mut p = PackedMatrix::<f64>::new(w.view());
@@ -635,5 +713,6 @@ mod tests {
             p.dot_mm(&mut out, a.view(), w.view(), "a · w").unwrap();
             assert_eq!(out, want, "{threads} threads");
         }
+        crate::threads::set_num_threads(0);
     }
 }
