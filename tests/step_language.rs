@@ -2767,3 +2767,72 @@ fn sum_of_i32_accumulates_in_i64() {
         vec![Value::from(got)],
     );
 }
+
+mod shapes {
+    scan_tests::program! {
+        /// numpy's `x.shape[i]` (negative axes count from the end), `shape(x, i)`,
+        /// ndarray's `x.shape()[i]`, `x.len()`, `x.nrows()`, `x.ncols()`: i64 scalars.
+        pub fn lengths(x: ArrayView2<f64>) -> Result<(i64, i64, i64, i64, i64, i64, i64)> {
+            Ok((x.shape[0], x.shape[-1], shape(x, 1), x.shape()[0], x.len(), x.nrows(), x.ncols()))
+        }
+
+        /// A length as `n_steps` and in arithmetic: `a * 2^len(x)` one step at a time.
+        pub fn doubling(x: ArrayView1<f32>, a: f64) -> Result<Array1<f64>> {
+            let ys = scan(|y| y * 2.0, outputs_info = a, n_steps = x.len());
+            Ok(ys)
+        }
+
+        /// In a step: each row's mean by its own length, and `arange` of a length.
+        pub fn row_means(x: ArrayView2<f64>) -> Result<(Array1<f64>, Array1<i64>)> {
+            let (m, s) = scan(
+                |x_t| (sum(x_t) / x_t.shape[0], sum(arange(x_t.len()))),
+                sequences = x,
+            );
+            Ok((m, s))
+        }
+    }
+}
+
+#[test]
+fn shapes_are_i64_scalars_usable_as_n_steps_and_in_steps() {
+    let x = Array2::from_shape_fn((3, 5), |(i, j)| (i * 5 + j) as f64);
+    let got = shapes::lengths(x.view()).unwrap();
+    assert_eq!(got, (3, 5, 5, 3, 3, 3, 5));
+    second_opinion(
+        shapes::SOURCE,
+        "lengths",
+        vec![Value::from(x.clone())],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+            Value::from(got.6),
+        ],
+    );
+
+    let v = Array1::<f32>::zeros(4);
+    let ys = shapes::doubling(v.view(), 1.5).unwrap();
+    assert_eq!(ys, array![3.0, 6.0, 12.0, 24.0]);
+    second_opinion(
+        shapes::SOURCE,
+        "doubling",
+        vec![Value::from(v), Value::from(1.5)],
+        vec![Value::from(ys)],
+    );
+    let empty = Array1::<f32>::zeros(0);
+    assert_eq!(shapes::doubling(empty.view(), 1.5).unwrap().len(), 0);
+
+    // sum / length: f64 / i64 is numpy's true division in f64.
+    let (m, s) = shapes::row_means(x.view()).unwrap();
+    assert_eq!(m, array![2.0, 7.0, 12.0]);
+    assert_eq!(s, array![10, 10, 10], "0 + 1 + 2 + 3 + 4");
+    second_opinion(
+        shapes::SOURCE,
+        "row_means",
+        vec![Value::from(x)],
+        vec![Value::from(m), Value::from(s)],
+    );
+}

@@ -432,6 +432,12 @@ pub fn emit_in_place(
                 body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);));
                 repr
             }
+            Op::Shape { axis } => {
+                let x = arg(0).view();
+                // The axis was checked against x's rank when the program was lowered.
+                body.extend(quote!(let #ident: i64 = #x.len_of(#nd::Axis(#axis)) as i64;));
+                Repr::Scalar(ident.clone())
+            }
             Op::Arange => {
                 let n = arg(0).scalar();
                 let repr = declare_buffer(&mut setup);

@@ -318,6 +318,17 @@ fn eval_node(
             arity(1)?;
             ops::arange(&args[0], label)?
         }
+        Op::Shape { axis } => {
+            arity(1)?;
+            let n = args[0].shape().get(*axis).copied().ok_or_else(|| {
+                ir_error(
+                    id,
+                    label,
+                    &format!("reads axis {axis} of {}", args[0].describe()),
+                )
+            })?;
+            Value::I64(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[]), n as i64))
+        }
         Op::Subtensor { path } => {
             if args.is_empty() {
                 return Err(ir_error(id, label, "has no inputs"));

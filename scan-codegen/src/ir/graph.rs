@@ -189,6 +189,10 @@ pub enum Op {
     },
     /// inputs: `[n]`; `0..n` as i64.
     Arange,
+    /// inputs: `[x]`; the length of x's axis `axis` as an i64 scalar (`x.shape[axis]`).
+    Shape {
+        axis: usize,
+    },
     /// inputs: [x, path operands...]; a view of `x` through the path. Its rank is x's
     /// plus each step's `PathStep::rank_change`.
     Subtensor {

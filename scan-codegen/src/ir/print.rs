@@ -31,6 +31,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             },
             Op::FillLike { value } => format!("fill_like({value:?})"),
             Op::Arange => "arange".to_string(),
+            Op::Shape { axis } => format!("shape[{axis}]"),
             Op::Subtensor { path } => format!("subtensor{path:?}"),
             Op::SetSubtensor { path, inc } => {
                 format!(

@@ -21,6 +21,10 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "inc_subtensor",
     "transpose",
     "t",
+    "shape",
+    "len",
+    "nrows",
+    "ncols",
 ];
 
 impl Lowerer<'_> {
@@ -107,6 +111,59 @@ impl Lowerer<'_> {
             "set_subtensor" | "inc_subtensor" => {
                 check(self, arity(2, 2))?;
                 self.set_subtensor(&args[0], &args[1], n == "inc_subtensor", e)
+            }
+            "shape" | "len" | "nrows" | "ncols" => {
+                // `shape(x, i)` (`x.shape[i]`), `x.len()` (axis 0), `x.nrows()`,
+                // `x.ncols()`: an axis' length as i64, numpy's int.
+                let (lo, hi) = if n == "shape" { (2, 2) } else { (1, 1) };
+                check(self, arity(lo, hi))?;
+                let x = self.value(&args[0])?;
+                let rank = self.ty(x).rank as i64;
+                let axis = match n.as_str() {
+                    "shape" => match &args[1].kind {
+                        ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
+                        ExprKind::Unary("-", inner) => match &inner.kind {
+                            ExprKind::Lit(Lit::Int(v, _)) => Some(-*v),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    "ncols" => Some(1),
+                    _ => Some(0),
+                };
+                let Some(axis) = axis else {
+                    self.diag.error(
+                        args[1].span,
+                        "the axis of `shape` is an integer literal (`x.shape[0]`, `x.shape[-1]`)",
+                    );
+                    return None;
+                };
+                let normalized = if axis < 0 { axis + rank } else { axis };
+                if !(0..rank).contains(&normalized) || (n == "ncols" && rank != 2) {
+                    let at = args.get(1).map_or(e.span, |a| a.span);
+                    self.diag.error(
+                        at,
+                        format!(
+                            "`{}` has rank {rank}: it has no axis {axis}{}",
+                            args[0].label,
+                            if rank == 0 {
+                                " (a scalar has no shape)"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                    return None;
+                }
+                let id = self.add(
+                    Op::Shape {
+                        axis: normalized as usize,
+                    },
+                    vec![x.id],
+                    Type::new(DType::I64, 0),
+                    e,
+                );
+                Some(Value { id, weak: false })
             }
             "transpose" | "t" => {
                 check(self, arity(1, 1))?;

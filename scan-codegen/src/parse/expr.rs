@@ -183,6 +183,25 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             )
         }
         syn::Expr::Index(i) => {
+            // numpy's `x.shape[i]` (and ndarray's `x.shape()[i]`): `shape(x, i)`.
+            let shape_of = match &*i.expr {
+                syn::Expr::Field(f) => match &f.member {
+                    syn::Member::Named(m) if m == "shape" => Some((&*f.base, m.clone())),
+                    _ => None,
+                },
+                syn::Expr::MethodCall(m) if m.method == "shape" && m.args.is_empty() => {
+                    Some((&*m.receiver, m.method.clone()))
+                }
+                _ => None,
+            };
+            if let Some((x, name)) = shape_of {
+                let args = vec![expr(x, diag)?, expr(&i.index, diag)?];
+                return Some(Expr {
+                    kind: ExprKind::Call(name, args),
+                    span: e.span(),
+                    label: label(e),
+                });
+            }
             let base = Box::new(expr(&i.expr, diag)?);
             match &*i.index {
                 syn::Expr::Range(r) => {
