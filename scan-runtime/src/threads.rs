@@ -28,6 +28,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub mod spin;
+
 /// The environment variable giving the default number of threads.
 pub const ENV_VAR: &str = "SCAN_NUM_THREADS";
 

@@ -508,9 +508,17 @@ mod kernels_f64 {
 packed_impl!(f32, kernels_f32);
 packed_impl!(f64, kernels_f64);
 
-/// Runs `run(panels, out)` over all `panels` of width `nr`: on this thread, or (a product
-/// of `work` multiply-adds large enough to pay, see `crate::threads`) in two parts, each
-/// a range of panels and the columns of `out` they write, on rayon's threads.
+/// A packed product is split in two from this many multiply-adds on, between this thread
+/// and the spinning helper (`crate::threads::spin`). Measured on a 2-core Intel Xeon
+/// (AVX-512), f32: elman's step product (32 x 512 x 512, 8.4 M) 141 µs on one thread,
+/// ... on two.
+pub const SPLIT_MIN_WORK: usize = 2 << 20;
+
+/// Runs `run(panels, out)` over all `panels` of width `nr`: on this thread, or, for a
+/// product of `work` multiply-adds large enough to pay, in parts, each a range of panels
+/// and the columns of `out` they write: two (this thread and the spinning helper,
+/// `crate::threads::spin`) from [`SPLIT_MIN_WORK`] on, one per thread on rayon's pool from
+/// `threads::PAR_MIN_WORK` on when more than two threads are allowed.
 fn split<T: Send>(
     panels: usize,
     nr: usize,
@@ -518,21 +526,54 @@ fn split<T: Send>(
     out: &mut ArrayViewMut2<'_, T>,
     run: &(impl Fn(std::ops::Range<usize>, &mut ArrayViewMut2<'_, T>) + Sync),
 ) {
+    let threads = crate::threads::num_threads().min(panels);
+    if threads >= 2 && work >= SPLIT_MIN_WORK {
+        let parts = if threads > 2 && work >= crate::threads::PAR_MIN_WORK {
+            threads
+        } else {
+            2
+        };
+        split_in(0..panels, parts, nr, out, run);
+        return;
+    }
+    run(0..panels, out);
+}
+
+/// `panels` in `parts` parts (halves, recursively), the first half on this thread.
+fn split_in<T: Send>(
+    panels: std::ops::Range<usize>,
+    parts: usize,
+    nr: usize,
+    out: &mut ArrayViewMut2<'_, T>,
+    run: &(impl Fn(std::ops::Range<usize>, &mut ArrayViewMut2<'_, T>) + Sync),
+) {
+    let count = panels.len();
+    let first = parts / 2;
+    let half = count * first / parts.max(1);
+    if parts <= 1 || half == 0 || half == count {
+        run(panels, out);
+        return;
+    }
+    let at = panels.start + half;
+    let (mut left, mut right) = out.view_mut().split_at(Axis(1), half * nr);
+    let (a, b) = (panels.start..at, at..panels.end);
+    let rest = parts - first;
+    if parts == 2 {
+        crate::threads::spin::join(|| run(a, &mut left), || run(b, &mut right));
+        return;
+    }
     #[cfg(feature = "faer")]
     {
-        // The threshold of unpacked products: splitting elman's 141 µs step product (8.4 M
-        // multiply-adds) from 4 M on made its loop slower at 2 threads (79-83 ms against
-        // 73-78 ms, Intel Xeon): rayon's workers sleep between the steps' products.
-        let threads = crate::threads::threads_for(work).min(panels);
-        if threads > 1 {
-            let half = panels * (threads / 2) / threads;
-            let (mut left, mut right) = out.view_mut().split_at(Axis(1), half * nr);
-            rayon::join(|| run(0..half, &mut left), || run(half..panels, &mut right));
-            return;
-        }
+        rayon::join(
+            || split_in(a, first, nr, &mut left, run),
+            || split_in(b, rest, nr, &mut right, run),
+        );
     }
-    let _ = work;
-    run(0..panels, out);
+    #[cfg(not(feature = "faer"))]
+    {
+        split_in(a, first, nr, &mut left, run);
+        split_in(b, rest, nr, &mut right, run);
+    }
 }
 
 #[cfg(test)]
