@@ -510,9 +510,10 @@ packed_impl!(f64, kernels_f64);
 
 /// A packed product is split in two from this many multiply-adds on, between this thread
 /// and the spinning helper (`crate::threads::spin`). Measured on a 2-core Intel Xeon
-/// (AVX-512), f32: elman's step product (32 x 512 x 512, 8.4 M) 141 µs on one thread,
-/// ... on two.
-pub const SPLIT_MIN_WORK: usize = 2 << 20;
+/// (AVX-512), f32, products back to back: elman's step product (32 x 512 x 512, 8.4 M)
+/// 157 µs on one thread, 81 µs split; lstm's (32 x 512 x 2048, 33.5 M) 600 µs, 304 µs;
+/// 32 x 256 x 256 (2.1 M) 27 µs, 31 µs split (loses).
+pub const SPLIT_MIN_WORK: usize = 4 << 20;
 
 /// Runs `run(panels, out)` over all `panels` of width `nr`: on this thread, or, for a
 /// product of `work` multiply-adds large enough to pay, in parts, each a range of panels
