@@ -23,6 +23,13 @@
 //! thread counted) and `tests/no_alloc.rs` (the calling thread, per step) pin this at 1
 //! and 2 threads.
 //!
+//! Products by a packed matrix (`kernels::PackedMatrix`, a step's product by a loop's
+//! fixed weights) split in two from `kernels::packed::SPLIT_MIN_WORK` multiply-adds on, by
+//! columns, between the calling thread and [`spin`]'s helper thread, which keeps spinning
+//! between a loop's steps (rayon's workers sleep between them, and waking one cost more
+//! than elman's step product saved); with more than two threads allowed, products from
+//! [`PAR_MIN_WORK`] on go to rayon's pool in one part per thread as above.
+//!
 //! The `matrixmultiply` backend (a cargo feature) does not read this setting: it has its
 //! own, the environment variable `MATMUL_NUM_THREADS`, read once by matrixmultiply.
 
