@@ -10,6 +10,7 @@
 use scan_runtime::kernels::PackedMatrix;
 use scan_runtime::ndarray::ArrayViewMut2;
 use scan_runtime::prelude::*;
+use scan_runtime::threads::spin;
 
 use crate::inputs::{flat, gen_f32};
 use crate::kernels::{gemm, tanh_f32};
@@ -50,7 +51,8 @@ pub struct Inputs {
 ///    with W packed once before the loop: `scan_runtime::kernels::PackedMatrix`, the
 ///    fastest product of a small block by a fixed matrix at hand; faer's repacks W on every
 ///    call and took 186 µs a step against 141), then one fused pass
-///    `out[t] = tanh(out[t] + b)` with a vectorized tanh.
+///    `out[t] = tanh(out[t] + b)` with a vectorized tanh (at 2 threads half the rows on the
+///    runtime's spinning helper thread, as the product's second half).
 ///
 /// Nothing is stored besides the output.
 pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
@@ -59,6 +61,7 @@ pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
     let b = flat(&inp.b);
     let row = batch * h;
     let mut packed = PackedMatrix::<f32>::new(inp.w.view());
+    let two_threads = scan_runtime::num_threads() >= 2 && batch >= 2;
     let mut out = vec![0.0f32; t_len * row];
     gemm(
         &mut out,
@@ -82,10 +85,19 @@ pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
         packed
             .dot_mm_add(cur_view, h_view, inp.w.view(), "h @ W")
             .expect("B x H times H x H");
-        for r in cur.chunks_exact_mut(h) {
-            for (v, &bias) in r.iter_mut().zip(b) {
-                *v = tanh_f32(*v + bias);
+        let activate = |rows: &mut [f32]| {
+            for r in rows.chunks_exact_mut(h) {
+                for (v, &bias) in r.iter_mut().zip(b) {
+                    *v = tanh_f32(*v + bias);
+                }
             }
+        };
+        if two_threads {
+            // Half the rows on the runtime's spinning helper, as its maps do.
+            let (first, second) = cur.split_at_mut(batch / 2 * h);
+            spin::join(|| activate(first), || activate(second));
+        } else {
+            activate(cur);
         }
     }
     Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")

@@ -14,6 +14,7 @@
 use scan_runtime::kernels::PackedMatrix;
 use scan_runtime::ndarray::ArrayViewMut2;
 use scan_runtime::prelude::*;
+use scan_runtime::threads::spin;
 
 use crate::inputs::{flat, gen_f32};
 use crate::kernels::{gemm, sigmoid_f32, tanh_f32};
@@ -66,7 +67,8 @@ pub struct Inputs {
 ///    scratch, W_h packed once before the loop: `scan_runtime::kernels::PackedMatrix`;
 ///    h_{t-1} is the previous output row), then one fused pass over
 ///    [B, H] doing bias, the four activations, c (updated in place) and h (written
-///    straight into the output): no gate array is ever stored.
+///    straight into the output): no gate array is ever stored; at 2 threads half the batch
+///    rows on the runtime's spinning helper thread.
 pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
     let (t_len, batch, i_len) = inp.x.dim();
     let h = inp.b.len() / 4;
@@ -82,6 +84,7 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
         false,
     );
     let mut packed = PackedMatrix::<f32>::new(inp.w_h.view());
+    let two_threads = scan_runtime::num_threads() >= 2 && batch >= 2;
     let mut c = flat(&inp.c0).to_vec();
     let mut out = vec![0.0f32; t_len * hrow];
     let (b_i, rest) = flat(&inp.b).split_at(h);
@@ -101,26 +104,38 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
         packed
             .dot_mm_add(z_view, h_view, inp.w_h.view(), "h @ W_h")
             .expect("B x H times H x 4H");
-        let rows = z_t
-            .chunks_exact(4 * h)
-            .zip(c.chunks_exact_mut(h))
-            .zip(h_out.chunks_exact_mut(h));
-        for ((z_r, c_r), h_r) in rows {
-            let (z_i, rest) = z_r.split_at(h);
-            let (z_f, rest) = rest.split_at(h);
-            let (z_g, z_o) = rest.split_at(h);
-            gates(&mut GateRow {
-                z_i,
-                z_f,
-                z_g,
-                z_o,
-                b_i,
-                b_f,
-                b_g,
-                b_o,
-                c: c_r,
-                h: h_r,
-            });
+        let activate = |z: &[f32], c: &mut [f32], h_out: &mut [f32]| {
+            let rows = z
+                .chunks_exact(4 * h)
+                .zip(c.chunks_exact_mut(h))
+                .zip(h_out.chunks_exact_mut(h));
+            for ((z_r, c_r), h_r) in rows {
+                let (z_i, rest) = z_r.split_at(h);
+                let (z_f, rest) = rest.split_at(h);
+                let (z_g, z_o) = rest.split_at(h);
+                gates(&mut GateRow {
+                    z_i,
+                    z_f,
+                    z_g,
+                    z_o,
+                    b_i,
+                    b_f,
+                    b_g,
+                    b_o,
+                    c: c_r,
+                    h: h_r,
+                });
+            }
+        };
+        if two_threads {
+            // Half the batch rows on the runtime's spinning helper, as its maps do.
+            let half = batch / 2;
+            let (z1, z2) = z_t.split_at(half * 4 * h);
+            let (c1, c2) = c.split_at_mut(half * h);
+            let (h1, h2) = h_out.split_at_mut(half * h);
+            spin::join(|| activate(z1, c1, h1), || activate(z2, c2, h2));
+        } else {
+            activate(z_t, &mut c, h_out);
         }
     }
     Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")

@@ -180,13 +180,13 @@ macro_rules! map_then_extreme {
         /// as the map's (named `map_what`) and then the `max`'s (`what`, when empty); NaN
         /// if any `g` is NaN.
         #[allow(clippy::too_many_arguments)]
-        pub fn $max<'o, $t0: Copy, $d0: Dimension, $($t: Copy, $d: Dimension,)* U: Element, D: Dimension, V: Element>(
+        pub fn $max<'o, $t0: Copy + Sync, $d0: Dimension, $($t: Copy + Sync, $d: Dimension,)* U: Element, D: Dimension, V: Element>(
             out: impl Destination<'o, U, D>,
             $a0: ArrayView<'_, $t0, $d0>,
             $($a: ArrayView<'_, $t, $d>,)*
             map_what: &str,
             what: &str,
-            f: impl Fn($t0, $($t,)*) -> U,
+            f: impl Fn($t0, $($t,)*) -> U + Sync,
             g: impl Fn($t0, $($t,)* U) -> V,
         ) -> Result<V> {
             map_then_extreme!(@body out $a0 $($a)*; $map, $max_of, map_what, what, f, g, |x: V, m: V| x > m)
@@ -194,13 +194,13 @@ macro_rules! map_then_extreme {
 
         /// The smallest `g`; see the `max` twin.
         #[allow(clippy::too_many_arguments)]
-        pub fn $min<'o, $t0: Copy, $d0: Dimension, $($t: Copy, $d: Dimension,)* U: Element, D: Dimension, V: Element>(
+        pub fn $min<'o, $t0: Copy + Sync, $d0: Dimension, $($t: Copy + Sync, $d: Dimension,)* U: Element, D: Dimension, V: Element>(
             out: impl Destination<'o, U, D>,
             $a0: ArrayView<'_, $t0, $d0>,
             $($a: ArrayView<'_, $t, $d>,)*
             map_what: &str,
             what: &str,
-            f: impl Fn($t0, $($t,)*) -> U,
+            f: impl Fn($t0, $($t,)*) -> U + Sync,
             g: impl Fn($t0, $($t,)* U) -> V,
         ) -> Result<V> {
             map_then_extreme!(@body out $a0 $($a)*; $map, $min_of, map_what, what, f, g, |x: V, m: V| x < m)
