@@ -2836,3 +2836,87 @@ fn shapes_are_i64_scalars_usable_as_n_steps_and_in_steps() {
         vec![Value::from(m), Value::from(s)],
     );
 }
+
+mod products_and_truths {
+    scan_tests::program! {
+        /// numpy's `prod`, `all`, `any`, whole or along an axis; numbers are true when not 0.
+        pub fn reductions(
+            x: ArrayView2<f64>,
+            k: ArrayView1<i32>,
+        ) -> Result<(f64, Array1<f64>, i64, bool, bool, Array1<bool>, Array1<bool>)> {
+            Ok((
+                prod(x),
+                prod(x, 1),
+                prod(k),
+                all(x),
+                any(x > 5.0),
+                all(x > 0.0, 0),
+                any(x, -1),
+            ))
+        }
+
+        /// `until(all(...))`: halve every value until all are below 1 (at most 20 steps).
+        pub fn halve_all(x0: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let xs = scan(
+                |x| {
+                    let y = x * 0.5;
+                    (y, until(all(y < 1.0)))
+                },
+                outputs_info = x0,
+                n_steps = 20,
+            );
+            Ok(xs)
+        }
+    }
+}
+
+#[test]
+fn prod_all_any_follow_numpy() {
+    let x = array![[1.0, 2.0, 3.0], [0.0, 4.0, 6.0]];
+    let k = array![100_000i32, 100_000, 3];
+    let got = products_and_truths::reductions(x.view(), k.view()).unwrap();
+    assert_eq!(got.0, 0.0);
+    assert_eq!(got.1, array![6.0, 0.0]);
+    assert_eq!(
+        got.2, 30_000_000_000,
+        "i32 is multiplied in i64, as numpy on 64-bit"
+    );
+    assert!(!got.3, "a zero is false");
+    assert!(got.4);
+    assert_eq!(got.5, array![false, true, true]);
+    assert_eq!(got.6, array![true, true]);
+    second_opinion(
+        products_and_truths::SOURCE,
+        "reductions",
+        vec![Value::from(x.clone()), Value::from(k.clone())],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1.clone()),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5.clone()),
+            Value::from(got.6.clone()),
+        ],
+    );
+    // Empty: prod 1, all true, any false.
+    let e = Array2::<f64>::zeros((2, 0));
+    let got = products_and_truths::reductions(e.view(), Array1::<i32>::zeros(0).view()).unwrap();
+    assert_eq!((got.0, got.2, got.3, got.4), (1.0, 1, true, false));
+    assert_eq!(got.1, array![1.0, 1.0]);
+    assert_eq!(got.6, array![false, false]);
+
+    let x0 = array![3.0, 20.0, 0.5];
+    let xs = products_and_truths::halve_all(x0.view()).unwrap();
+    assert_eq!(xs.nrows(), 5, "20 / 32 < 1 after 5 halvings");
+    assert_eq!(
+        xs.row(4).to_vec(),
+        vec![3.0 / 32.0, 20.0 / 32.0, 0.5 / 32.0]
+    );
+    second_opinion(
+        products_and_truths::SOURCE,
+        "halve_all",
+        vec![Value::from(x0)],
+        vec![Value::from(xs)],
+    );
+}

@@ -382,6 +382,9 @@ pub fn emit_in_place(
                         let call = match op {
                             ReduceOp::Sum => quote!(#rt::kernels::sum_all(#x)),
                             ReduceOp::Mean => quote!(#rt::kernels::mean_all(#x)),
+                            ReduceOp::Prod => quote!(#rt::kernels::prod_all(#x)),
+                            ReduceOp::All => quote!(#rt::kernels::all_all(#x)),
+                            ReduceOp::Any => quote!(#rt::kernels::any_all(#x)),
                             ReduceOp::Max => quote!(#rt::kernels::max_all(#x, #label)?),
                             ReduceOp::Min => quote!(#rt::kernels::min_all(#x, #label)?),
                         };
@@ -403,6 +406,15 @@ pub fn emit_in_place(
                             }
                             ReduceOp::Mean => {
                                 quote!(#rt::kernels::mean_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::Prod => {
+                                quote!(#rt::kernels::prod_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::All => {
+                                quote!(#rt::kernels::all_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::Any => {
+                                quote!(#rt::kernels::any_axis(&mut #reduced, #x, #axis)?;)
                             }
                             ReduceOp::Max => {
                                 quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;)

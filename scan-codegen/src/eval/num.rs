@@ -6,6 +6,7 @@ use super::value::Element;
 /// The numeric dtypes (i32, i64, f32, f64).
 pub trait Number: Element {
     fn zero() -> Self;
+    fn one() -> Self;
     fn add(self, other: Self) -> Self;
     fn sub(self, other: Self) -> Self;
     fn mul(self, other: Self) -> Self;
@@ -77,6 +78,9 @@ macro_rules! int_number {
             fn zero() -> $t {
                 0
             }
+            fn one() -> $t {
+                1
+            }
             fn add(self, other: $t) -> $t {
                 self.wrapping_add(other)
             }
@@ -140,6 +144,9 @@ macro_rules! float_number {
         impl Number for $t {
             fn zero() -> $t {
                 0.0
+            }
+            fn one() -> $t {
+                1.0
             }
             fn add(self, other: $t) -> $t {
                 self + other

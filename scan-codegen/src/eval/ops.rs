@@ -240,6 +240,12 @@ pub fn reduce(
         (Value::F64(a), ReduceOp::Mean) => Some(Value::F64(lanes(a, axis, mean))),
         (Value::F32(a), _) => number_reduce(op, a, axis).map(Value::F32),
         (Value::F64(a), _) => number_reduce(op, a, axis).map(Value::F64),
+        (Value::Bool(a), ReduceOp::All) => {
+            Some(Value::Bool(lanes(a, axis, |xs| xs.into_iter().all(|x| x))))
+        }
+        (Value::Bool(a), ReduceOp::Any) => {
+            Some(Value::Bool(lanes(a, axis, |xs| xs.into_iter().any(|x| x))))
+        }
         (Value::Bool(_), _) => None,
     };
     result.ok_or_else(|| format!("IR error: `{label}`: {} of {}", op.name(), x.describe()))
@@ -251,7 +257,8 @@ fn number_reduce<T: Number>(op: ReduceOp, a: &ArrayD<T>, axis: Option<usize>) ->
         // Non-empty: checked by the caller.
         ReduceOp::Max => |xs| xs.into_iter().reduce(T::maximum).unwrap_or_else(T::zero),
         ReduceOp::Min => |xs| xs.into_iter().reduce(T::minimum).unwrap_or_else(T::zero),
-        ReduceOp::Mean => return None,
+        ReduceOp::Prod => |xs| xs.into_iter().fold(T::one(), T::mul),
+        ReduceOp::Mean | ReduceOp::All | ReduceOp::Any => return None,
     };
     Some(lanes(a, axis, f))
 }

@@ -38,6 +38,10 @@ pub enum ReduceOp {
     Max,
     Min,
     Mean,
+    Prod,
+    /// Of bools (numbers are true when non-zero, cast before).
+    All,
+    Any,
 }
 
 impl ReduceOp {
@@ -47,6 +51,9 @@ impl ReduceOp {
             ReduceOp::Max => "max",
             ReduceOp::Min => "min",
             ReduceOp::Mean => "mean",
+            ReduceOp::Prod => "prod",
+            ReduceOp::All => "all",
+            ReduceOp::Any => "any",
         }
     }
 }

@@ -14,6 +14,9 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "max",
     "min",
     "mean",
+    "prod",
+    "all",
+    "any",
     "zeros_like",
     "ones_like",
     "arange",
@@ -77,12 +80,15 @@ impl Lowerer<'_> {
                 let b = self.value(&args[1]);
                 self.dot(a?, b?, e)
             }
-            "sum" | "max" | "min" | "mean" => {
+            "sum" | "max" | "min" | "mean" | "prod" | "all" | "any" => {
                 check(self, arity(1, 2))?;
                 let op = match n.as_str() {
                     "sum" => ReduceOp::Sum,
                     "max" => ReduceOp::Max,
                     "min" => ReduceOp::Min,
+                    "prod" => ReduceOp::Prod,
+                    "all" => ReduceOp::All,
+                    "any" => ReduceOp::Any,
                     _ => ReduceOp::Mean,
                 };
                 let x = self.value(&args[0])?;
@@ -220,7 +226,11 @@ impl Lowerer<'_> {
         let dtype = match op {
             ReduceOp::Mean => t.dtype.to_float(),
             // numpy accumulates small integers (and bools) in int64.
-            ReduceOp::Sum if matches!(t.dtype, DType::Bool | DType::I32) => DType::I64,
+            ReduceOp::Sum | ReduceOp::Prod if matches!(t.dtype, DType::Bool | DType::I32) => {
+                DType::I64
+            }
+            // Of truth values: a number is true when it is not zero (NaN too).
+            ReduceOp::All | ReduceOp::Any => DType::Bool,
             _ if t.dtype == DType::Bool => {
                 self.diag.error(
                     e.span,

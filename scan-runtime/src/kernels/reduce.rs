@@ -285,6 +285,77 @@ pub fn sum_axis<T: Number, D: RemoveAxis>(
     Ok(())
 }
 
+/// Product of every element (1 for an empty array); integers wrap, as numpy's do.
+pub fn prod_all<T: Number, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
+    a.fold(T::ONE, |acc, &x| acc.num_mul(x))
+}
+
+/// `out = a.prod(axis)` (1 where the axis has length 0). `Err(InvalidArgument)` if `a` has
+/// no such axis.
+pub fn prod_axis<T: Number, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, "axis")?;
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    if a.len_of(ax) == 0 {
+        out.fill(T::ONE);
+        return Ok(());
+    }
+    reduce_axis(out, a, ax, |lane| prod_all(lane), |acc, x| acc.num_mul(x));
+    Ok(())
+}
+
+/// Whether every element is true (true for an empty array).
+pub fn all_all<D: Dimension>(a: ArrayView<'_, bool, D>) -> bool {
+    a.iter().all(|&x| x)
+}
+
+/// Whether any element is true (false for an empty array).
+pub fn any_all<D: Dimension>(a: ArrayView<'_, bool, D>) -> bool {
+    a.iter().any(|&x| x)
+}
+
+/// `out = a.all(axis)` (true where the axis has length 0).
+pub fn all_axis<D: RemoveAxis>(
+    out: &mut Array<bool, D::Smaller>,
+    a: ArrayView<'_, bool, D>,
+    axis: usize,
+) -> Result<()> {
+    logical_axis(out, a, axis, true)
+}
+
+/// `out = a.any(axis)` (false where the axis has length 0).
+pub fn any_axis<D: RemoveAxis>(
+    out: &mut Array<bool, D::Smaller>,
+    a: ArrayView<'_, bool, D>,
+    axis: usize,
+) -> Result<()> {
+    logical_axis(out, a, axis, false)
+}
+
+/// `all` (`every`) or `any` along `axis`.
+fn logical_axis<D: RemoveAxis>(
+    out: &mut Array<bool, D::Smaller>,
+    a: ArrayView<'_, bool, D>,
+    axis: usize,
+    every: bool,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, "axis")?;
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    if a.len_of(ax) == 0 {
+        out.fill(every);
+        return Ok(());
+    }
+    if every {
+        reduce_axis(out, a, ax, all_all, |acc, x| acc & x);
+    } else {
+        reduce_axis(out, a, ax, any_all, |acc, x| acc | x);
+    }
+    Ok(())
+}
+
 /// `out = a.max(axis)`. `Err(Empty)` naming `what` when the axis has length 0 (as numpy,
 /// even if the result itself would be empty).
 pub fn max_axis<T: Element, D: RemoveAxis>(
@@ -699,6 +770,40 @@ mod tests {
         .unwrap();
         let want = v.iter().map(|&x| x * x + x).fold(f64::INFINITY, f64::min);
         assert_eq!(w, want);
+    }
+
+    #[test]
+    fn products_and_logical_reductions_follow_numpy() {
+        let m = array![[1i64, 2, 3], [4, 5, 6]];
+        assert_eq!(prod_all(m.view()), 720);
+        let mut out = Array1::<i64>::zeros(0);
+        prod_axis(&mut out, m.view(), 0).unwrap();
+        assert_eq!(out, array![4, 10, 18]);
+        prod_axis(&mut out, m.t(), 0).unwrap(); // along the strided axis
+        assert_eq!(out, array![6, 120]);
+        assert_eq!(prod_all(Array1::<f64>::zeros(0).view()), 1.0);
+        assert_eq!(prod_all(array![i32::MAX, 2].view()), -2, "wraps");
+        let empty = Array2::<f32>::zeros((0, 3));
+        let mut e = Array1::<f32>::zeros(0);
+        prod_axis(&mut e, empty.view(), 0).unwrap();
+        assert_eq!(e, array![1.0, 1.0, 1.0]);
+        assert!(prod_axis(&mut out, m.view(), 2).is_err());
+
+        let b = array![[true, false, true], [true, true, true]];
+        assert!(!all_all(b.view()) && any_all(b.view()));
+        let mut o = Array1::<bool>::default(0);
+        all_axis(&mut o, b.view(), 0).unwrap();
+        assert_eq!(o, array![true, false, true]);
+        all_axis(&mut o, b.view(), 1).unwrap();
+        assert_eq!(o, array![false, true]);
+        any_axis(&mut o, b.view(), 1).unwrap();
+        assert_eq!(o, array![true, true]);
+        let none = Array2::<bool>::default((2, 0));
+        all_axis(&mut o, none.view(), 1).unwrap();
+        assert_eq!(o, array![true, true]);
+        any_axis(&mut o, none.view(), 1).unwrap();
+        assert_eq!(o, array![false, false]);
+        assert!(all_all(none.view()) && !any_all(none.view()));
     }
 
     #[test]
