@@ -2920,3 +2920,70 @@ fn prod_all_any_follow_numpy() {
         vec![Value::from(xs)],
     );
 }
+
+mod arg_extremes {
+    scan_tests::program! {
+        /// numpy's `argmax`/`argmin`: flattened without an axis, per lane with one; i64.
+        pub fn indices(x: ArrayView2<f64>, b: ArrayView1<bool>) -> Result<(i64, i64, Array1<i64>, Array1<i64>, i64)> {
+            Ok((argmax(x), argmin(x), argmax(x, 1), x.argmin(0), argmax(b)))
+        }
+
+        /// A Viterbi-like step: each row's best previous state, as a sequence of indices.
+        pub fn best_paths(scores: ArrayView3<f32>) -> Result<Array2<i64>> {
+            let best = scan(|s_t| argmax(s_t, -1), sequences = scores);
+            Ok(best)
+        }
+    }
+}
+
+#[test]
+fn argmax_and_argmin_follow_numpy() {
+    let x = array![[3.0, 9.0, 9.0], [-1.0, 4.0, -1.0]];
+    let b = array![false, true, true];
+    let got = arg_extremes::indices(x.view(), b.view()).unwrap();
+    assert_eq!(got, (1, 3, array![1, 1], array![1, 1, 1], 1));
+    second_opinion(
+        arg_extremes::SOURCE,
+        "indices",
+        vec![Value::from(x.clone()), Value::from(b.clone())],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+        ],
+    );
+    // The first NaN is both the argmax and the argmin, as in numpy.
+    let mut with_nan = x.clone();
+    with_nan[[1, 2]] = f64::NAN;
+    with_nan[[1, 0]] = f64::NAN;
+    let got = arg_extremes::indices(with_nan.view(), b.view()).unwrap();
+    assert_eq!((got.0, got.1), (3, 3));
+    assert_eq!(got.2, array![1, 0]);
+    // Nothing to take an index from: an error naming the expression.
+    let empty = Array2::<f64>::zeros((2, 0));
+    let e = arg_extremes::indices(empty.view(), b.view()).unwrap_err();
+    assert!(e.to_string().contains("argmax(x)"), "{e}");
+
+    let scores = Array3::from_shape_fn((4, 2, 5), |(t, r, s)| {
+        ((t * 7 + r * 3 + s * 11) % 13) as f32
+    });
+    let best = arg_extremes::best_paths(scores.view()).unwrap();
+    for t in 0..4 {
+        for r in 0..2 {
+            let lane: Vec<f32> = (0..5).map(|s| scores[[t, r, s]]).collect();
+            let want = lane
+                .iter()
+                .enumerate()
+                .fold(0, |m, (i, &v)| if v > lane[m] { i } else { m });
+            assert_eq!(best[[t, r]], want as i64, "t = {t}, row {r}");
+        }
+    }
+    second_opinion(
+        arg_extremes::SOURCE,
+        "best_paths",
+        vec![Value::from(scores)],
+        vec![Value::from(best)],
+    );
+}

@@ -385,6 +385,8 @@ pub fn emit_in_place(
                             ReduceOp::Prod => quote!(#rt::kernels::prod_all(#x)),
                             ReduceOp::All => quote!(#rt::kernels::all_all(#x)),
                             ReduceOp::Any => quote!(#rt::kernels::any_all(#x)),
+                            ReduceOp::ArgMax => quote!(#rt::kernels::argmax_all(#x, #label)?),
+                            ReduceOp::ArgMin => quote!(#rt::kernels::argmin_all(#x, #label)?),
                             ReduceOp::Max => quote!(#rt::kernels::max_all(#x, #label)?),
                             ReduceOp::Min => quote!(#rt::kernels::min_all(#x, #label)?),
                         };
@@ -415,6 +417,12 @@ pub fn emit_in_place(
                             }
                             ReduceOp::Any => {
                                 quote!(#rt::kernels::any_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::ArgMax => {
+                                quote!(#rt::kernels::argmax_axis(&mut #reduced, #x, #axis, #label)?;)
+                            }
+                            ReduceOp::ArgMin => {
+                                quote!(#rt::kernels::argmin_axis(&mut #reduced, #x, #axis, #label)?;)
                             }
                             ReduceOp::Max => {
                                 quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;)

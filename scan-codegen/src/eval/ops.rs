@@ -212,6 +212,9 @@ pub fn reduce(
     dtype: DType,
     label: &str,
 ) -> Result<Value, String> {
+    if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+        return arg_reduce(op == ReduceOp::ArgMax, axis, x, label);
+    }
     let x = x.cast(dtype);
     if let Some(a) = axis {
         if a >= x.rank() {
@@ -258,9 +261,55 @@ fn number_reduce<T: Number>(op: ReduceOp, a: &ArrayD<T>, axis: Option<usize>) ->
         ReduceOp::Max => |xs| xs.into_iter().reduce(T::maximum).unwrap_or_else(T::zero),
         ReduceOp::Min => |xs| xs.into_iter().reduce(T::minimum).unwrap_or_else(T::zero),
         ReduceOp::Prod => |xs| xs.into_iter().fold(T::one(), T::mul),
-        ReduceOp::Mean | ReduceOp::All | ReduceOp::Any => return None,
+        ReduceOp::Mean | ReduceOp::All | ReduceOp::Any | ReduceOp::ArgMax | ReduceOp::ArgMin => {
+            return None
+        }
     };
     Some(lanes(a, axis, f))
+}
+
+/// numpy's `argmax` (`max`) or `argmin`: the index of the first extreme of all the
+/// elements in row-major order or of each lane along `axis`, the first NaN if any; an
+/// error when there is nothing to take it from.
+fn arg_reduce(max: bool, axis: Option<usize>, x: &Value, label: &str) -> Result<Value, String> {
+    let reduced_len = match axis {
+        None => x.shape().iter().product::<usize>(),
+        Some(a) => *x.shape().get(a).ok_or_else(|| {
+            format!(
+                "IR error: `{label}`: axis {a} of a value of shape {:?}",
+                x.shape()
+            )
+        })?,
+    };
+    if reduced_len == 0 {
+        return Err(format!(
+            "`{label}`: {} of an empty array (shape {:?})",
+            if max { "argmax" } else { "argmin" },
+            x.shape()
+        ));
+    }
+    fn first<T: PartialOrd + Copy>(xs: Vec<T>, max: bool) -> i64 {
+        #[allow(clippy::eq_op)]
+        if let Some(i) = xs.iter().position(|&x| x != x) {
+            return i as i64;
+        }
+        let mut best = 0;
+        for (i, &v) in xs.iter().enumerate() {
+            let better = if max { v > xs[best] } else { v < xs[best] };
+            if better {
+                best = i;
+            }
+        }
+        best as i64
+    }
+    let out = match x {
+        Value::I32(a) => lanes(a, axis, |xs| first(xs, max)),
+        Value::I64(a) => lanes(a, axis, |xs| first(xs, max)),
+        Value::F32(a) => lanes(a, axis, |xs| first(xs, max)),
+        Value::F64(a) => lanes(a, axis, |xs| first(xs, max)),
+        Value::Bool(a) => lanes(a, axis, |xs| first(xs, max)),
+    };
+    Ok(Value::I64(out))
 }
 
 /// The mean; NaN when empty.

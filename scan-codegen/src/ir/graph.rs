@@ -42,6 +42,9 @@ pub enum ReduceOp {
     /// Of bools (numbers are true when non-zero, cast before).
     All,
     Any,
+    /// The index (i64) of the largest / smallest element (flattened without an axis).
+    ArgMax,
+    ArgMin,
 }
 
 impl ReduceOp {
@@ -54,6 +57,8 @@ impl ReduceOp {
             ReduceOp::Prod => "prod",
             ReduceOp::All => "all",
             ReduceOp::Any => "any",
+            ReduceOp::ArgMax => "argmax",
+            ReduceOp::ArgMin => "argmin",
         }
     }
 }

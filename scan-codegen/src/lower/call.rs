@@ -17,6 +17,8 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "prod",
     "all",
     "any",
+    "argmax",
+    "argmin",
     "zeros_like",
     "ones_like",
     "arange",
@@ -80,7 +82,7 @@ impl Lowerer<'_> {
                 let b = self.value(&args[1]);
                 self.dot(a?, b?, e)
             }
-            "sum" | "max" | "min" | "mean" | "prod" | "all" | "any" => {
+            "sum" | "max" | "min" | "mean" | "prod" | "all" | "any" | "argmax" | "argmin" => {
                 check(self, arity(1, 2))?;
                 let op = match n.as_str() {
                     "sum" => ReduceOp::Sum,
@@ -89,6 +91,8 @@ impl Lowerer<'_> {
                     "prod" => ReduceOp::Prod,
                     "all" => ReduceOp::All,
                     "any" => ReduceOp::Any,
+                    "argmax" => ReduceOp::ArgMax,
+                    "argmin" => ReduceOp::ArgMin,
                     _ => ReduceOp::Mean,
                 };
                 let x = self.value(&args[0])?;
@@ -231,6 +235,7 @@ impl Lowerer<'_> {
             }
             // Of truth values: a number is true when it is not zero (NaN too).
             ReduceOp::All | ReduceOp::Any => DType::Bool,
+            ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
             _ if t.dtype == DType::Bool => {
                 self.diag.error(
                     e.span,
@@ -244,6 +249,25 @@ impl Lowerer<'_> {
             None => None,
             Some(a) => Some(self.axis(a, t)?),
         };
+        if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+            // An index into the value as it is (bools compared as 0 and 1).
+            let input = if t.dtype == DType::Bool {
+                self.cast(x, DType::I32, e)
+            } else {
+                x.id
+            };
+            let rank = match axis {
+                Some(_) => t.rank.saturating_sub(1),
+                None => 0,
+            };
+            let id = self.add(
+                Op::Reduce { op, axis },
+                vec![input],
+                Type::new(DType::I64, rank),
+                e,
+            );
+            return Some(Value { id, weak: false });
+        }
         let input = self.cast(x, dtype, e);
         if t.rank == 0 {
             return Some(Value {

@@ -356,6 +356,77 @@ fn logical_axis<D: RemoveAxis>(
     Ok(())
 }
 
+/// The index (in logical, row-major order) of the largest element, the first one among
+/// equals; a NaN counts as the largest (numpy's `argmax`: the first NaN). `Err(Empty)`
+/// naming `what` when empty.
+pub fn argmax_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> Result<i64> {
+    arg_extreme(a.iter().copied(), |x, m| x > m).ok_or_else(|| empty_error(what))
+}
+
+/// The index of the smallest element (the first NaN if any); see [`argmax_all`].
+pub fn argmin_all<T: Element, D: Dimension>(a: ArrayView<'_, T, D>, what: &str) -> Result<i64> {
+    arg_extreme(a.iter().copied(), |x, m| x < m).ok_or_else(|| empty_error(what))
+}
+
+/// `out = a.argmax(axis)`: each lane's index of its largest element. `Err(Empty)` naming
+/// `what` when the axis has length 0.
+pub fn argmax_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<i64, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    what: &str,
+) -> Result<()> {
+    arg_axis(out, a, axis, what, |x, m| x > m)
+}
+
+/// `out = a.argmin(axis)`; see [`argmax_axis`].
+pub fn argmin_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<i64, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    what: &str,
+) -> Result<()> {
+    arg_axis(out, a, axis, what, |x, m| x < m)
+}
+
+fn arg_axis<T: Element, D: RemoveAxis>(
+    out: &mut Array<i64, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    what: &str,
+    beats: impl Fn(T, T) -> bool + Copy,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, what)?;
+    if a.len_of(ax) == 0 {
+        return Err(empty_error(what));
+    }
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    Zip::from(out)
+        .and(a.lanes(ax))
+        .for_each(|o, lane| *o = arg_extreme(lane.iter().copied(), beats).unwrap_or(0));
+    Ok(())
+}
+
+/// The position of the first element that no later one beats, a NaN (unequal to itself)
+/// beating everything and never beaten; `None` when there is none.
+fn arg_extreme<T: Element>(
+    xs: impl Iterator<Item = T>,
+    beats: impl Fn(T, T) -> bool,
+) -> Option<i64> {
+    #[allow(clippy::eq_op)]
+    let is_nan = |x: T| x != x;
+    let mut best: Option<(usize, T)> = None;
+    for (i, x) in xs.enumerate() {
+        match best {
+            None => best = Some((i, x)),
+            Some((_, m)) if is_nan(m) => break,
+            Some((_, m)) if is_nan(x) || beats(x, m) => best = Some((i, x)),
+            Some(_) => {}
+        }
+    }
+    best.map(|(i, _)| i as i64)
+}
+
 /// `out = a.max(axis)`. `Err(Empty)` naming `what` when the axis has length 0 (as numpy,
 /// even if the result itself would be empty).
 pub fn max_axis<T: Element, D: RemoveAxis>(
@@ -770,6 +841,40 @@ mod tests {
         .unwrap();
         let want = v.iter().map(|&x| x * x + x).fold(f64::INFINITY, f64::min);
         assert_eq!(w, want);
+    }
+
+    #[test]
+    fn arg_extremes_take_the_first_of_equals_and_the_first_nan() {
+        let v = array![3.0, 7.0, 1.0, 7.0, 1.0];
+        assert_eq!(argmax_all(v.view(), "a").unwrap(), 1);
+        assert_eq!(argmin_all(v.view(), "a").unwrap(), 2);
+        let n = array![3.0, f64::NAN, 9.0, f64::NAN];
+        assert_eq!(argmax_all(n.view(), "a").unwrap(), 1);
+        assert_eq!(argmin_all(n.view(), "a").unwrap(), 1);
+        let m = array![[1i32, 9, 9], [4, 4, 2]];
+        assert_eq!(
+            argmax_all(m.view(), "a").unwrap(),
+            1,
+            "flattened, row-major"
+        );
+        assert_eq!(
+            argmax_all(m.t(), "a").unwrap(),
+            2,
+            "a transposed view's logical order"
+        );
+        let mut out = Array1::<i64>::zeros(0);
+        argmax_axis(&mut out, m.view(), 1, "a").unwrap();
+        assert_eq!(out, array![1, 0]);
+        argmin_axis(&mut out, m.view(), 0, "a").unwrap();
+        assert_eq!(out, array![0, 1, 1]);
+        let e = Array2::<f32>::zeros((3, 0));
+        assert_eq!(
+            argmax_axis(&mut out, e.view(), 1, "argmax(e)").unwrap_err(),
+            Error::Empty {
+                what: "argmax(e)".into()
+            }
+        );
+        assert!(argmin_all(e.view(), "e").is_err());
     }
 
     #[test]
