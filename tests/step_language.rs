@@ -2987,3 +2987,108 @@ fn argmax_and_argmin_follow_numpy() {
         vec![Value::from(best)],
     );
 }
+
+mod any_axis {
+    scan_tests::program! {
+        /// numpy's `x[:, 1:3]`, `x[1, :]`, `x[:, -1]`, `x[0, 2]`, `x[:, 1:3][0]`, spelled
+        /// with a tuple index.
+        pub fn picks(x: ArrayView2<f64>) -> Result<(Array2<f64>, Array1<f64>, Array1<f64>, f64, Array1<f64>)> {
+            Ok((x[(.., 1..3)], x[(1, ..)], x[(.., -1)], x[(0, 2)], x[(.., 1..3)][0]))
+        }
+
+        /// numpy's `m[:, None] * c`, `x[:, 0, 1:]` of a 3-d value, and
+        /// `set_subtensor(x[:, 0], v)`.
+        pub fn shapes(m: ArrayView1<f64>, c: ArrayView1<f64>, t: ArrayView3<f64>, x: ArrayView2<f64>, v: f64)
+            -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+            Ok((m[(.., None)] * c, t[(.., 0, 1..)], set_subtensor(x[(.., 0)], v)))
+        }
+
+        /// An LSTM-like step cuts its gate block by columns.
+        pub fn gates(z: ArrayView3<f32>) -> Result<Array3<f32>> {
+            let out = scan(
+                |z_t| {
+                    let n = (z_t.shape[1] / 2) as i64;
+                    sigmoid(z_t[(.., 0..n)]) * tanh(z_t[(.., n..)])
+                },
+                sequences = z,
+            );
+            Ok(out)
+        }
+    }
+}
+
+#[test]
+fn indexing_on_any_axis_with_a_tuple() {
+    use any_axis::{gates, picks, shapes};
+    let x = Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f64);
+    let got = picks(x.view()).unwrap();
+    assert_eq!(got.0, x.slice(s![.., 1..3]));
+    assert_eq!(got.1, x.row(1));
+    assert_eq!(got.2, x.column(3));
+    assert_eq!(got.3, 2.0);
+    assert_eq!(
+        got.4,
+        array![1.0, 2.0],
+        "chained indexing starts again at axis 0"
+    );
+    second_opinion(
+        any_axis::SOURCE,
+        "picks",
+        vec![Value::from(x.clone())],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+        ],
+    );
+
+    let m = array![1.0, 2.0];
+    let c = array![10.0, 20.0, 30.0];
+    let t = Array3::from_shape_fn((2, 3, 4), |(a, b, d)| (a * 100 + b * 10 + d) as f64);
+    let got = shapes(m.view(), c.view(), t.view(), x.view(), -1.0).unwrap();
+    assert_eq!(got.0, array![[10.0, 20.0, 30.0], [20.0, 40.0, 60.0]]);
+    assert_eq!(got.1, t.slice(s![.., 0, 1..]));
+    let mut want = x.clone();
+    want.column_mut(0).fill(-1.0);
+    assert_eq!(got.2, want);
+    second_opinion(
+        any_axis::SOURCE,
+        "shapes",
+        vec![
+            Value::from(m),
+            Value::from(c),
+            Value::from(t),
+            Value::from(x.clone()),
+            Value::from(-1.0),
+        ],
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+
+    let z = Array3::from_shape_fn((3, 2, 6), |(a, b, d)| ((a + b * 2 + d) as f32 - 4.0) * 0.3);
+    let out = gates(z.view()).unwrap();
+    assert_eq!(out.dim(), (3, 2, 3));
+    for ((a, b, d), &v) in out.indexed_iter() {
+        let s = 1.0 / (1.0 + (-z[[a, b, d]]).exp());
+        let want = s * z[[a, b, d + 3]].tanh();
+        assert!((v - want).abs() < 1e-6, "{v} vs {want}");
+    }
+    second_opinion(
+        any_axis::SOURCE,
+        "gates",
+        vec![Value::from(z)],
+        vec![Value::from(out)],
+    );
+}
+
+#[test]
+fn an_index_out_of_range_on_another_axis_is_an_err() {
+    let x = Array2::<f64>::zeros((3, 4));
+    let e = any_axis::picks(Array2::<f64>::zeros((3, 2)).view()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "index 2 is out of bounds for `x[(0, 2)]` with length 2"
+    );
+    assert!(any_axis::picks(x.view()).is_ok());
+}

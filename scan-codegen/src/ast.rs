@@ -84,6 +84,8 @@ pub enum ExprKind {
     Index(Box<Expr>, Box<Expr>),
     /// `x[a..b]`: bounds as expressions.
     Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `x[(i, a..b, .., None)]`: numpy's `x[i, a:b, :, None]`, one item per axis.
+    MultiIndex(Box<Expr>, Vec<IndexItem>),
     Cast(Box<Expr>, crate::ir::DType),
     Tuple(Vec<Expr>),
     Scan(Box<ScanCall>),
@@ -160,4 +162,16 @@ pub struct ScanCall {
     /// `unroll = k` (1 when not given).
     pub unroll: usize,
     pub name: Option<String>,
+}
+
+/// One item of a multi-axis index (`ExprKind::MultiIndex`).
+pub enum IndexItem {
+    /// `..`: the whole axis.
+    Full,
+    /// `a..b` (either bound may be absent): a slice of the axis.
+    Range(Option<Box<Expr>>, Option<Box<Expr>>),
+    /// An integer: the axis is indexed away.
+    Index(Box<Expr>),
+    /// `None`: a new axis of length 1.
+    NewAxis,
 }

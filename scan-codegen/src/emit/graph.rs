@@ -775,13 +775,28 @@ fn walk_path(
     } else {
         (quote!(index), quote!(slice))
     };
+    let (index_at, slice_at) = if mutable {
+        (quote!(index_at_mut), quote!(slice_at_mut))
+    } else {
+        (quote!(index_at), quote!(slice_at))
+    };
+    // The axis the steps act on (`PathStep::At`; 0 until one says otherwise).
+    let mut at = 0usize;
     for step in path {
         cur = match step {
+            PathStep::At(axis) => {
+                at = *axis;
+                continue;
+            }
+            PathStep::Index if at > 0 => {
+                let i = next(&mut operands);
+                quote!(#rt::kernels::#index_at(#cur, #at, #i, #label)?)
+            }
             PathStep::Index => {
                 let i = next(&mut operands);
                 quote!(#rt::kernels::#index(#cur, #i, #label)?)
             }
-            PathStep::NewAxis => quote!(#cur.insert_axis(#nd::Axis(0))),
+            PathStep::NewAxis => quote!(#cur.insert_axis(#nd::Axis(#at))),
             // The checks of a loop removed by one-step inlining, by the loop's own functions.
             PathStep::Check(check) => {
                 let checks = quote!(#rt::kernels::one_step);
@@ -829,7 +844,11 @@ fn walk_path(
                 } else {
                     quote!(::core::option::Option::None)
                 };
-                quote!(#rt::kernels::#slice(#cur, #a, #b))
+                if at > 0 {
+                    quote!(#rt::kernels::#slice_at(#cur, #at, #a, #b))
+                } else {
+                    quote!(#rt::kernels::#slice(#cur, #a, #b))
+                }
             }
         };
     }

@@ -365,12 +365,12 @@ pub fn transpose(x: &Value) -> Value {
 /// A path step with its operands applied to a known axis length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Resolved {
-    /// Take this row and drop the axis.
-    Index(usize),
-    /// Keep rows `start..end` (start <= end).
-    Range(usize, usize),
-    /// Add a leading axis of length 1.
-    NewAxis,
+    /// On axis `.0`: take this row and drop the axis.
+    Index(usize, usize),
+    /// On axis `.0`: keep rows `start..end` (start <= end).
+    Range(usize, usize, usize),
+    /// Add an axis of length 1 at `.0`.
+    NewAxis(usize),
 }
 
 /// Turns the path and its operands into concrete steps for an array of shape `shape`.
@@ -392,8 +392,10 @@ fn resolve_path(
     let mut operands = operands.iter();
     let mut shape = shape.to_vec();
     let mut steps = Vec::new();
+    // The axis the steps act on (`PathStep::At`).
+    let mut at = 0usize;
     for step in path {
-        let leading = shape.first().copied().ok_or_else(|| {
+        let leading = shape.get(at).copied().ok_or_else(|| {
             format!("IR error: `{label}`: indexing a scalar (the path is longer than the rank)")
         });
         let mut next_operand = || -> Result<i64, String> {
@@ -416,8 +418,8 @@ fn resolve_path(
                         "`{label}`: index {i} is out of bounds for an axis of length {len}"
                     ));
                 }
-                steps.push(Resolved::Index(actual as usize));
-                shape.remove(0);
+                steps.push(Resolved::Index(at, actual as usize));
+                shape.remove(at);
             }
             PathStep::Slice { start, end } => {
                 let len = leading?;
@@ -430,13 +432,17 @@ fn resolve_path(
                 let s = if *start { clamp(next_operand()?) } else { 0 };
                 let e = if *end { clamp(next_operand()?) } else { len };
                 let e = e.max(s);
-                steps.push(Resolved::Range(s, e));
-                shape[0] = e - s;
+                steps.push(Resolved::Range(at, s, e));
+                shape[at] = e - s;
             }
             PathStep::NewAxis => {
-                steps.push(Resolved::NewAxis);
-                shape.insert(0, 1);
+                if at > shape.len() {
+                    return Err(format!("IR error: `{label}`: a new axis past the rank"));
+                }
+                steps.push(Resolved::NewAxis(at));
+                shape.insert(at, 1);
             }
+            PathStep::At(axis) => at = *axis,
             PathStep::Check(check) => {
                 let n = check.operands();
                 let read: Vec<&Value> = operands.by_ref().take(n).collect();
@@ -542,9 +548,9 @@ fn apply_path<S: RawData>(
 ) -> ArrayBase<S, IxDyn> {
     for step in steps {
         match *step {
-            Resolved::Index(i) => view = view.index_axis_move(Axis(0), i),
-            Resolved::Range(s, e) => view.slice_axis_inplace(Axis(0), Slice::from(s..e)),
-            Resolved::NewAxis => view = view.insert_axis(Axis(0)),
+            Resolved::Index(ax, i) => view = view.index_axis_move(Axis(ax), i),
+            Resolved::Range(ax, s, e) => view.slice_axis_inplace(Axis(ax), Slice::from(s..e)),
+            Resolved::NewAxis(ax) => view = view.insert_axis(Axis(ax)),
         }
     }
     view
@@ -558,7 +564,7 @@ pub fn subtensor(
     label: &str,
 ) -> Result<Value, String> {
     let steps = resolve_path(x.shape(), path, operands, label)?;
-    if steps.contains(&Resolved::NewAxis) {
+    if steps.iter().any(|s| matches!(s, Resolved::NewAxis(_))) {
         // A copy in the standard layout (a new axis of length 1 gets the stride a fresh
         // array of that shape has, as a scan's stacked rows do), so values compare by
         // `{:?}` like the loop's.

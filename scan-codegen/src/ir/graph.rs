@@ -73,6 +73,9 @@ pub enum PathStep {
     Slice { start: bool, end: bool },
     /// numpy's `x[None]`: a new leading axis of length 1; no operand. A view.
     NewAxis,
+    /// The axis the steps after it act on (0 until one says otherwise): a multi-axis index
+    /// `x[(.., a..b)]` is `[At(1), Slice, At(0)]`. No operand, no change of rank.
+    At(usize),
     /// Not an indexing: the value passes unchanged once the check holds, else the `Err`
     /// the scan loop would have given. Takes `LoopCheck::operands` operands, which the
     /// check reads (they are not indices).
@@ -84,7 +87,7 @@ impl PathStep {
         match self {
             PathStep::Index => 1,
             PathStep::Slice { start, end } => *start as usize + *end as usize,
-            PathStep::NewAxis => 0,
+            PathStep::NewAxis | PathStep::At(_) => 0,
             PathStep::Check(check) => check.operands(),
         }
     }
@@ -94,7 +97,7 @@ impl PathStep {
         match self {
             PathStep::Index => -1,
             PathStep::NewAxis => 1,
-            PathStep::Slice { .. } | PathStep::Check(_) => 0,
+            PathStep::Slice { .. } | PathStep::Check(_) | PathStep::At(_) => 0,
         }
     }
 }

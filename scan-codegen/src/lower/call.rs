@@ -315,7 +315,10 @@ impl Lowerer<'_> {
     }
 
     fn set_subtensor(&mut self, target: &Expr, value: &Expr, inc: bool, e: &Expr) -> Option<Value> {
-        if !matches!(target.kind, ExprKind::Index(..) | ExprKind::Slice(..)) {
+        if !matches!(
+            target.kind,
+            ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::MultiIndex(..)
+        ) {
             self.diag.error(target.span, "the first argument of set_subtensor is an indexed value, such as `x[i][j]` or `x[a..b]`");
             return None;
         }

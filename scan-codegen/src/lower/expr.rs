@@ -2,7 +2,7 @@
 //! `call.rs`, loops in `scan.rs`.
 
 use super::{Lowered, Lowerer, Value};
-use crate::ast::{Expr, ExprKind, Lit};
+use crate::ast::{Expr, ExprKind, IndexItem, Lit};
 use crate::ir::{DType, ElemOp, Literal, NodeId, Op, PathStep, Type};
 
 /// An indexing path: each step with its operands.
@@ -62,7 +62,7 @@ impl Lowerer<'_> {
                 self.elemwise(elem, vec![x], e)?
             }
             ExprKind::Call(name, args) => return self.call(name, args, e).map(Lowered::Single),
-            ExprKind::Index(..) | ExprKind::Slice(..) => {
+            ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::MultiIndex(..) => {
                 let (base, path) = self.path(e)?;
                 let ty = self.subtensor_type(base, &path, e)?;
                 let mut inputs = vec![base.id];
@@ -248,6 +248,57 @@ impl Lowerer<'_> {
                 ));
                 Some((b, path))
             }
+            ExprKind::MultiIndex(base, items) => {
+                let (b, mut path) = self.path(base)?;
+                // Each item acts on the axis after the ones kept before it (`At`), and
+                // chained indexing after it starts again at axis 0.
+                let mut axis = 0usize;
+                for item in items {
+                    let at = |path: &mut Path, axis: usize| {
+                        if path.last().map(|(s, _)| s) != Some(&PathStep::At(axis)) {
+                            path.push((PathStep::At(axis), Vec::new()));
+                        }
+                    };
+                    match item {
+                        IndexItem::Full => axis += 1,
+                        IndexItem::Index(i) => {
+                            let i = self.index_operand(i, "an index")?;
+                            at(&mut path, axis);
+                            path.push((PathStep::Index, vec![i]));
+                        }
+                        IndexItem::Range(start, end) => {
+                            let mut ops = Vec::new();
+                            if let Some(s) = start {
+                                ops.push(self.index_operand(s, "a slice bound")?);
+                            }
+                            if let Some(s) = end {
+                                ops.push(self.index_operand(s, "a slice bound")?);
+                            }
+                            at(&mut path, axis);
+                            path.push((
+                                PathStep::Slice {
+                                    start: start.is_some(),
+                                    end: end.is_some(),
+                                },
+                                ops,
+                            ));
+                            axis += 1;
+                        }
+                        IndexItem::NewAxis => {
+                            at(&mut path, axis);
+                            path.push((PathStep::NewAxis, Vec::new()));
+                            axis += 1;
+                        }
+                    }
+                }
+                if path
+                    .iter()
+                    .any(|(s, _)| matches!(s, PathStep::At(a) if *a > 0))
+                {
+                    path.push((PathStep::At(0), Vec::new()));
+                }
+                Some((b, path))
+            }
             _ => Some((self.value(e)?, Vec::new())),
         }
     }
@@ -260,19 +311,23 @@ impl Lowerer<'_> {
         e: &Expr,
     ) -> Option<Type> {
         let t = self.ty(base);
-        let removed = path.iter().filter(|(s, _)| *s == PathStep::Index).count();
         let mut rank = t.rank;
+        // The axis the steps act on (`PathStep::At`).
+        let mut at = 0usize;
         for (step, _) in path {
-            if rank == 0 {
-                self.diag
-                    .error(e.span, format!("too many indices: the value is a {t}"));
-                return None;
-            }
-            if *step == PathStep::Index {
-                rank -= 1;
+            match step {
+                PathStep::At(a) => at = *a,
+                PathStep::NewAxis if at <= rank => rank += 1,
+                PathStep::Check(_) => {}
+                _ if at >= rank => {
+                    self.diag
+                        .error(e.span, format!("too many indices: the value is a {t}"));
+                    return None;
+                }
+                PathStep::Index => rank -= 1,
+                _ => {}
             }
         }
-        debug_assert_eq!(rank, t.rank - removed);
         Some(t.with_rank(rank))
     }
 }

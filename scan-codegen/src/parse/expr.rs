@@ -5,7 +5,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::scan_call;
-use crate::ast::{Block, Expr, ExprKind, Lit, Pattern, ScanKind, Stmt};
+use crate::ast::{Block, Expr, ExprKind, IndexItem, Lit, Pattern, ScanKind, Stmt};
 use crate::diag::Diagnostics;
 use crate::ir::DType;
 
@@ -203,6 +203,16 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 });
             }
             let base = Box::new(expr(&i.expr, diag)?);
+            if let syn::Expr::Tuple(t) = &*i.index {
+                // numpy's `x[i, a:b, :, None]`, spelled `x[(i, a..b, .., None)]`.
+                let items: Vec<Option<IndexItem>> =
+                    t.elems.iter().map(|item| index_item(item, diag)).collect();
+                return Some(Expr {
+                    kind: ExprKind::MultiIndex(base, items.into_iter().collect::<Option<_>>()?),
+                    span,
+                    label: label(e),
+                });
+            }
             match &*i.index {
                 syn::Expr::Range(r) => {
                     if matches!(r.limits, syn::RangeLimits::Closed(_)) {
@@ -262,6 +272,32 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         span,
         label: label(e),
     })
+}
+
+/// One item of `x[(..)]`: `..`, a range, `None` or an index expression.
+fn index_item(item: &syn::Expr, diag: &mut Diagnostics) -> Option<IndexItem> {
+    match item {
+        syn::Expr::Range(r) => {
+            if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                diag.error(
+                    r.span(),
+                    "inclusive ranges `a..=b` are not supported: use `a..b`",
+                );
+            }
+            if r.start.is_none() && r.end.is_none() {
+                return Some(IndexItem::Full);
+            }
+            let bound = |b: &Option<Box<syn::Expr>>, diag: &mut Diagnostics| match b {
+                Some(b) => expr(b, diag).map(|e| Some(Box::new(e))),
+                None => Some(None),
+            };
+            let start = bound(&r.start, diag);
+            let end = bound(&r.end, diag);
+            Some(IndexItem::Range(start?, end?))
+        }
+        syn::Expr::Path(p) if p.path.is_ident("None") => Some(IndexItem::NewAxis),
+        other => expr(other, diag).map(|e| IndexItem::Index(Box::new(e))),
+    }
 }
 
 fn pattern(p: &syn::Pat, diag: &mut Diagnostics) -> Option<Pattern> {

@@ -127,8 +127,8 @@ fn first_rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<usize> {
             }
         }
         PathStep::Slice { end: false, .. } => None,
-        // Made by one-step inlining only, on no scan's results.
-        PathStep::NewAxis | PathStep::Check(_) => None,
+        // Made by one-step inlining only, on no scan's results; or another axis first.
+        PathStep::NewAxis | PathStep::Check(_) | PathStep::At(_) => None,
     }
 }
 
@@ -179,7 +179,7 @@ fn rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<(usize, String)>
             Some((k, shown))
         }
         PathStep::Slice { start: false, .. } => None,
-        PathStep::NewAxis | PathStep::Check(_) => None,
+        PathStep::NewAxis | PathStep::Check(_) | PathStep::At(_) => None,
     }
 }
 

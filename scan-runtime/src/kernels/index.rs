@@ -64,6 +64,54 @@ pub fn slice_mut<'a, T, D: Dimension>(
     }
 }
 
+/// `a[.., i]`: [`index`] on axis `axis` (a multi-axis index `x[(.., i)]`).
+pub fn index_at<'a, T, D: RemoveAxis>(
+    a: ArrayView<'a, T, D>,
+    axis: usize,
+    i: i64,
+    what: &str,
+) -> Result<ArrayView<'a, T, D::Smaller>> {
+    let row = row_index(a.shape().get(axis..).unwrap_or(&[]), i, what)?;
+    Ok(a.index_axis_move(Axis(axis), row))
+}
+
+/// Mutable [`index_at`].
+pub fn index_at_mut<'a, T, D: RemoveAxis>(
+    a: ArrayViewMut<'a, T, D>,
+    axis: usize,
+    i: i64,
+    what: &str,
+) -> Result<ArrayViewMut<'a, T, D::Smaller>> {
+    let row = row_index(a.shape().get(axis..).unwrap_or(&[]), i, what)?;
+    Ok(a.index_axis_move(Axis(axis), row))
+}
+
+/// `a[.., start..end]`: [`slice()`] on axis `axis` (unchanged when there is no such axis).
+pub fn slice_at<'a, T, D: Dimension>(
+    a: ArrayView<'a, T, D>,
+    axis: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+) -> ArrayView<'a, T, D> {
+    match a.shape().get(axis) {
+        Some(&len) => a.slice_axis_move(Axis(axis), clamp_range(len, start, end)),
+        None => a,
+    }
+}
+
+/// Mutable [`slice_at`].
+pub fn slice_at_mut<'a, T, D: Dimension>(
+    a: ArrayViewMut<'a, T, D>,
+    axis: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+) -> ArrayViewMut<'a, T, D> {
+    match a.shape().get(axis) {
+        Some(&len) => a.slice_axis_move(Axis(axis), clamp_range(len, start, end)),
+        None => a,
+    }
+}
+
 /// `dst[...] = v`, broadcasting `v` to `dst`'s shape (extra leading axes of length 1 in
 /// `v` are allowed, as numpy). `Err(Broadcast)` naming `what` when `v` does not fit.
 pub fn assign<T: Element, D: Dimension, Dv: Dimension>(
