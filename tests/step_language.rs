@@ -3092,3 +3092,45 @@ fn an_index_out_of_range_on_another_axis_is_an_err() {
     );
     assert!(any_axis::picks(x.view()).is_ok());
 }
+
+mod floor_division {
+    scan_tests::program! {
+        /// numpy's `//` (`floor_divide`): toward negative infinity; `x // 0` is 0 for
+        /// integers, `x / 0` for floats. Integer results index and slice.
+        pub fn quotients(a: ArrayView1<i64>, b: ArrayView1<i64>, x: ArrayView1<f64>, y: ArrayView1<f64>)
+            -> Result<(Array1<i64>, Array1<f64>, Array1<f64>)> {
+            let half = floor_div(x.len(), 2);
+            Ok((floor_div(a, b), floor_divide(x, y), x[..half]))
+        }
+    }
+}
+
+#[test]
+fn floor_division_follows_numpy() {
+    let a = array![7i64, -7, 7, -7, 5, i64::MIN];
+    let b = array![2i64, 2, -2, -2, 0, -1];
+    let x = array![7.0, -7.0, 7.5, -0.5, 1.0, 0.0];
+    let y = array![2.0, 2.0, -2.0, 2.0, 0.0, -3.0];
+    let got = floor_division::quotients(a.view(), b.view(), x.view(), y.view()).unwrap();
+    // numpy: np.array([7,-7,7,-7,5,MIN]) // [2,2,-2,-2,0,-1]
+    assert_eq!(got.0, array![3, -4, -4, 3, 0, i64::MIN]);
+    // np.floor_divide([7.,-7.,7.5,-0.5,1.,0.], [2.,2.,-2.,2.,0.,-3.])
+    assert_eq!(&got.1.to_vec()[..4], &[3.0, -4.0, -4.0, -1.0]);
+    assert_eq!(got.1[4], f64::INFINITY);
+    assert!(
+        got.1[5] == 0.0 && got.1[5].is_sign_negative(),
+        "0 // -3 is -0.0"
+    );
+    assert_eq!(got.2, array![7.0, -7.0, 7.5]);
+    second_opinion(
+        floor_division::SOURCE,
+        "quotients",
+        vec![
+            Value::from(a),
+            Value::from(b),
+            Value::from(x),
+            Value::from(y),
+        ],
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+}

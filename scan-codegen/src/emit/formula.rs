@@ -17,6 +17,7 @@ pub fn scalar(op: ElemOp, args: &[TokenStream]) -> TokenStream {
         (ElemOp::Mul, [a, b]) => quote!(#m::mul(#a, #b)),
         (ElemOp::Div, [a, b]) => quote!(#m::div(#a, #b)),
         (ElemOp::Rem, [a, b]) => quote!(#m::rem(#a, #b)),
+        (ElemOp::FloorDiv, [a, b]) => quote!(#m::floor_div(#a, #b)),
         (ElemOp::Neg, [a]) => quote!(#m::neg(#a)),
         (ElemOp::Not, [a]) => quote!((!#a)),
         (ElemOp::And, [a, b]) => quote!((#a && #b)),

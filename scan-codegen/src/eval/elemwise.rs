@@ -215,6 +215,7 @@ fn number_binary<T: Number>(
         ElemOp::Sub => T::sub,
         ElemOp::Mul => T::mul,
         ElemOp::Rem => T::rem,
+        ElemOp::FloorDiv => T::floor_div,
         ElemOp::Maximum => T::maximum,
         ElemOp::Minimum => T::minimum,
         _ => return Ok(None),

@@ -14,6 +14,9 @@ pub trait Number: Element {
     fn abs(self) -> Self;
     /// numpy's `%`: the result has the sign of the divisor; integer `x % 0` is 0.
     fn rem(self, other: Self) -> Self;
+    /// numpy's `floor_divide`: toward negative infinity; integer `x // 0` is 0, float
+    /// `x // 0` is `x / 0`.
+    fn floor_div(self, other: Self) -> Self;
     /// NaN if either operand is NaN.
     fn maximum(self, other: Self) -> Self;
     /// NaN if either operand is NaN.
@@ -96,6 +99,20 @@ macro_rules! int_number {
             fn abs(self) -> $t {
                 self.wrapping_abs()
             }
+            fn floor_div(self, other: $t) -> $t {
+                if other == 0 {
+                    return 0;
+                }
+                // The truncated quotient, one less when the remainder and the divisor
+                // differ in sign (MIN / -1 wraps, as numpy's).
+                let q = self.wrapping_div(other);
+                let r = self.wrapping_rem(other);
+                if r != 0 && ((r < 0) != (other < 0)) {
+                    q - 1
+                } else {
+                    q
+                }
+            }
             fn rem(self, other: $t) -> $t {
                 if other == 0 {
                     return 0;
@@ -162,6 +179,27 @@ macro_rules! float_number {
             }
             fn abs(self) -> $t {
                 <$t>::abs(self)
+            }
+            fn floor_div(self, other: $t) -> $t {
+                // numpy's npy_divmod: (a - fmod(a, b)) / b, one less when the remainder
+                // and the divisor differ in sign, then rounded to the integer it is.
+                if other == 0.0 {
+                    return self / other;
+                }
+                let m = self % other;
+                let mut div = (self - m) / other;
+                if m != 0.0 && ((other < 0.0) != (m < 0.0)) {
+                    div -= 1.0;
+                }
+                if div == 0.0 {
+                    return (0.0 as $t).copysign(self / other);
+                }
+                let f = div.floor();
+                if div - f > 0.5 {
+                    f + 1.0
+                } else {
+                    f
+                }
             }
             fn rem(self, other: $t) -> $t {
                 // numpy: fmod (Rust's `%`), then moved to the divisor's sign; a zero result

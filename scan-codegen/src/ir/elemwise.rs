@@ -11,6 +11,8 @@ pub enum ElemOp {
     Mul,
     Div,
     Rem,
+    /// numpy's `floor_divide` (`//`): rounds toward negative infinity.
+    FloorDiv,
     Neg,
     Not,
     And,
@@ -157,6 +159,8 @@ impl ElemOp {
         ("atan2", ElemOp::Arctan2),
         ("logaddexp", ElemOp::LogAddExp),
         ("clip", ElemOp::Clip),
+        ("floor_div", ElemOp::FloorDiv),
+        ("floor_divide", ElemOp::FloorDiv),
     ];
 
     pub fn by_name(name: &str) -> Option<ElemOp> {
@@ -173,6 +177,7 @@ impl ElemOp {
             ElemOp::Mul => "mul",
             ElemOp::Div => "div",
             ElemOp::Rem => "rem",
+            ElemOp::FloorDiv => "floor_div",
             ElemOp::Neg => "neg",
             ElemOp::Not => "not",
             ElemOp::And => "and",
@@ -280,6 +285,7 @@ impl ElemOp {
             | ElemOp::Sub
             | ElemOp::Mul
             | ElemOp::Rem
+            | ElemOp::FloorDiv
             | ElemOp::Neg
             | ElemOp::Abs
             | ElemOp::Powi(_)
