@@ -3134,3 +3134,97 @@ fn floor_division_follows_numpy() {
         vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
     );
 }
+
+mod spreads {
+    scan_tests::program! {
+        /// numpy's `var`, `std` (ddof 0) and scipy's `logsumexp`, whole or along an axis.
+        pub fn moments(x: ArrayView2<f64>, k: ArrayView1<i64>) -> Result<(f64, Array1<f64>, f64, f64, Array1<f64>)> {
+            Ok((var(x), std(x, 1), var(k), logsumexp(x), logsumexp(x, 0)))
+        }
+
+        /// An HMM's forward pass in log space: alpha_t = logsumexp(alpha_{t-1}[:, None] +
+        /// log_a, 0) + log_b_t.
+        pub fn forward(log_b: ArrayView2<f64>, log_a: ArrayView2<f64>, alpha0: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let alphas = scan(
+                |log_b_t, alpha, log_a| logsumexp(alpha[(.., None)] + log_a, 0) + log_b_t,
+                sequences = log_b,
+                outputs_info = alpha0,
+                non_sequences = log_a,
+            );
+            Ok(alphas)
+        }
+    }
+}
+
+#[test]
+fn var_std_logsumexp_and_an_hmm_forward_pass() {
+    let x = array![[1.0, 2.0, 4.0], [1000.0, 1000.0, 990.0]];
+    let k = array![1i64, 2, 3, 4];
+    let got = spreads::moments(x.view(), k.view()).unwrap();
+    let flat: Vec<f64> = x.iter().copied().collect();
+    let mean = flat.iter().sum::<f64>() / 6.0;
+    let var = flat.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 6.0;
+    assert!((got.0 - var).abs() <= 1e-12 * var);
+    let row0_var: f64 = [1.0f64, 2.0, 4.0]
+        .iter()
+        .map(|v| (v - 7.0 / 3.0).powi(2))
+        .sum::<f64>()
+        / 3.0;
+    assert!((got.1[0] - row0_var.sqrt()).abs() < 1e-14);
+    assert_eq!(got.2, 1.25);
+    // 1000 + ln(2 + e^-10 + e^-996 + ...): no overflow at magnitudes of 1e3.
+    let want = 1000.0 + (2.0 + (-10f64).exp()).ln();
+    assert!((got.3 - want).abs() < 1e-12, "{} vs {want}", got.3);
+    assert!((got.4[0] - (1000.0 + (-999f64).exp().ln_1p())).abs() < 1e-12);
+    second_opinion(
+        spreads::SOURCE,
+        "moments",
+        vec![Value::from(x.clone()), Value::from(k)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+        ],
+    );
+
+    // Forward pass against a plain loop (probabilities small enough to underflow without
+    // logs: 200 steps of about 1e-3).
+    let (t_len, s) = (200, 3);
+    let log_a = array![[0.8f64, 0.1, 0.1], [0.2, 0.7, 0.1], [0.25, 0.25, 0.5]].mapv(f64::ln);
+    let log_b = Array2::from_shape_fn((t_len, s), |(t, i)| {
+        (((t * 7 + i * 3) % 11) as f64 * 1e-4 + 1e-3).ln()
+    });
+    let alpha0 = array![0.5f64, 0.3, 0.2].mapv(f64::ln);
+    let alphas = spreads::forward(log_b.view(), log_a.view(), alpha0.view()).unwrap();
+    let mut alpha = alpha0.to_vec();
+    for t in 0..t_len {
+        let next: Vec<f64> = (0..s)
+            .map(|j| {
+                let terms: Vec<f64> = (0..s).map(|i| alpha[i] + log_a[[i, j]]).collect();
+                let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                m + terms.iter().map(|v| (v - m).exp()).sum::<f64>().ln() + log_b[[t, j]]
+            })
+            .collect();
+        for j in 0..s {
+            let got = alphas[[t, j]];
+            assert!(
+                (got - next[j]).abs() <= 1e-12 * next[j].abs(),
+                "t {t}, state {j}: {got} vs {}",
+                next[j]
+            );
+        }
+        alpha = next;
+    }
+    assert!(
+        alphas[[t_len - 1, 0]] < -1000.0,
+        "far below f64's smallest probability"
+    );
+    second_opinion(
+        spreads::SOURCE,
+        "forward",
+        vec![Value::from(log_b), Value::from(log_a), Value::from(alpha0)],
+        vec![Value::from(alphas)],
+    );
+}

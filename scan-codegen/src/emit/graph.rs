@@ -387,6 +387,9 @@ pub fn emit_in_place(
                             ReduceOp::Any => quote!(#rt::kernels::any_all(#x)),
                             ReduceOp::ArgMax => quote!(#rt::kernels::argmax_all(#x, #label)?),
                             ReduceOp::ArgMin => quote!(#rt::kernels::argmin_all(#x, #label)?),
+                            ReduceOp::Var => quote!(#rt::kernels::var_all(#x)),
+                            ReduceOp::Std => quote!(#rt::kernels::std_all(#x)),
+                            ReduceOp::LogSumExp => quote!(#rt::kernels::logsumexp_all(#x)),
                             ReduceOp::Max => quote!(#rt::kernels::max_all(#x, #label)?),
                             ReduceOp::Min => quote!(#rt::kernels::min_all(#x, #label)?),
                         };
@@ -423,6 +426,15 @@ pub fn emit_in_place(
                             }
                             ReduceOp::ArgMin => {
                                 quote!(#rt::kernels::argmin_axis(&mut #reduced, #x, #axis, #label)?;)
+                            }
+                            ReduceOp::Var => {
+                                quote!(#rt::kernels::var_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::Std => {
+                                quote!(#rt::kernels::std_axis(&mut #reduced, #x, #axis)?;)
+                            }
+                            ReduceOp::LogSumExp => {
+                                quote!(#rt::kernels::logsumexp_axis(&mut #reduced, #x, #axis)?;)
                             }
                             ReduceOp::Max => {
                                 quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;)

@@ -241,6 +241,14 @@ pub fn reduce(
         (Value::I64(a), _) => number_reduce(op, a, axis).map(Value::I64),
         (Value::F32(a), ReduceOp::Mean) => Some(Value::F32(lanes(a, axis, mean))),
         (Value::F64(a), ReduceOp::Mean) => Some(Value::F64(lanes(a, axis, mean))),
+        (Value::F32(a), ReduceOp::Var) => Some(Value::F32(lanes(a, axis, var))),
+        (Value::F64(a), ReduceOp::Var) => Some(Value::F64(lanes(a, axis, var))),
+        (Value::F32(a), ReduceOp::Std) => Some(Value::F32(lanes(a, axis, |xs| var(xs).sqrt()))),
+        (Value::F64(a), ReduceOp::Std) => Some(Value::F64(lanes(a, axis, |xs| var(xs).sqrt()))),
+        (Value::F32(a), ReduceOp::LogSumExp) => Some(Value::F32(lanes(a, axis, |xs| {
+            logsumexp(xs.into_iter().map(f64::from).collect()) as f32
+        }))),
+        (Value::F64(a), ReduceOp::LogSumExp) => Some(Value::F64(lanes(a, axis, logsumexp))),
         (Value::F32(a), _) => number_reduce(op, a, axis).map(Value::F32),
         (Value::F64(a), _) => number_reduce(op, a, axis).map(Value::F64),
         (Value::Bool(a), ReduceOp::All) => {
@@ -261,9 +269,14 @@ fn number_reduce<T: Number>(op: ReduceOp, a: &ArrayD<T>, axis: Option<usize>) ->
         ReduceOp::Max => |xs| xs.into_iter().reduce(T::maximum).unwrap_or_else(T::zero),
         ReduceOp::Min => |xs| xs.into_iter().reduce(T::minimum).unwrap_or_else(T::zero),
         ReduceOp::Prod => |xs| xs.into_iter().fold(T::one(), T::mul),
-        ReduceOp::Mean | ReduceOp::All | ReduceOp::Any | ReduceOp::ArgMax | ReduceOp::ArgMin => {
-            return None
-        }
+        ReduceOp::Mean
+        | ReduceOp::All
+        | ReduceOp::Any
+        | ReduceOp::ArgMax
+        | ReduceOp::ArgMin
+        | ReduceOp::Var
+        | ReduceOp::Std
+        | ReduceOp::LogSumExp => return None,
     };
     Some(lanes(a, axis, f))
 }
@@ -310,6 +323,29 @@ fn arg_reduce(max: bool, axis: Option<usize>, x: &Value, label: &str) -> Result<
         Value::Bool(a) => lanes(a, axis, |xs| first(xs, max)),
     };
     Ok(Value::I64(out))
+}
+
+/// The mean of the squared deviations from the mean (numpy's `var`, ddof 0); NaN when
+/// empty.
+fn var<T: Float>(xs: Vec<T>) -> T {
+    let n = xs.len();
+    let m = mean(xs.clone());
+    xs.into_iter()
+        .fold(T::zero(), |acc, x| acc.add(x.sub(m).mul(x.sub(m))))
+        .div_count(n)
+}
+
+/// scipy's `logsumexp` of f64 values: `m + ln(Σ e^(x - m))` with `m` the largest, -inf
+/// when empty or all -inf, `m` itself when infinite or NaN.
+fn logsumexp(xs: Vec<f64>) -> f64 {
+    if xs.iter().any(|x| x.is_nan()) {
+        return f64::NAN;
+    }
+    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !m.is_finite() {
+        return m;
+    }
+    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
 }
 
 /// The mean; NaN when empty.

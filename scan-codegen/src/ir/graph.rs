@@ -45,6 +45,10 @@ pub enum ReduceOp {
     /// The index (i64) of the largest / smallest element (flattened without an axis).
     ArgMax,
     ArgMin,
+    /// numpy's `var`, `std` (ddof 0) and scipy's `logsumexp`, in the float dtype.
+    Var,
+    Std,
+    LogSumExp,
 }
 
 impl ReduceOp {
@@ -59,6 +63,9 @@ impl ReduceOp {
             ReduceOp::Any => "any",
             ReduceOp::ArgMax => "argmax",
             ReduceOp::ArgMin => "argmin",
+            ReduceOp::Var => "var",
+            ReduceOp::Std => "std",
+            ReduceOp::LogSumExp => "logsumexp",
         }
     }
 }

@@ -19,6 +19,9 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "any",
     "argmax",
     "argmin",
+    "var",
+    "std",
+    "logsumexp",
     "zeros_like",
     "ones_like",
     "arange",
@@ -82,7 +85,8 @@ impl Lowerer<'_> {
                 let b = self.value(&args[1]);
                 self.dot(a?, b?, e)
             }
-            "sum" | "max" | "min" | "mean" | "prod" | "all" | "any" | "argmax" | "argmin" => {
+            "sum" | "max" | "min" | "mean" | "prod" | "all" | "any" | "argmax" | "argmin"
+            | "var" | "std" | "logsumexp" => {
                 check(self, arity(1, 2))?;
                 let op = match n.as_str() {
                     "sum" => ReduceOp::Sum,
@@ -93,6 +97,9 @@ impl Lowerer<'_> {
                     "any" => ReduceOp::Any,
                     "argmax" => ReduceOp::ArgMax,
                     "argmin" => ReduceOp::ArgMin,
+                    "var" => ReduceOp::Var,
+                    "std" => ReduceOp::Std,
+                    "logsumexp" => ReduceOp::LogSumExp,
                     _ => ReduceOp::Mean,
                 };
                 let x = self.value(&args[0])?;
@@ -228,7 +235,9 @@ impl Lowerer<'_> {
     fn reduce(&mut self, op: ReduceOp, x: Value, axis: Option<&Expr>, e: &Expr) -> Option<Value> {
         let t = self.ty(x);
         let dtype = match op {
-            ReduceOp::Mean => t.dtype.to_float(),
+            ReduceOp::Mean | ReduceOp::Var | ReduceOp::Std | ReduceOp::LogSumExp => {
+                t.dtype.to_float()
+            }
             // numpy accumulates small integers (and bools) in int64.
             ReduceOp::Sum | ReduceOp::Prod if matches!(t.dtype, DType::Bool | DType::I32) => {
                 DType::I64

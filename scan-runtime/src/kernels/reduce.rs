@@ -269,6 +269,82 @@ pub fn mean_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
     sum_all(a).div(T::from_usize(n))
 }
 
+/// numpy's `var` (ddof 0): the mean of the squared deviations from the mean, two passes;
+/// NaN for an empty array.
+pub fn var_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
+    let mean = mean_all(a.view());
+    let squares = a.fold(T::ZERO, |acc, &x| {
+        let d = x.num_sub(mean);
+        acc.num_add(d.num_mul(d))
+    });
+    squares.div(T::from_usize(a.len()))
+}
+
+/// numpy's `std` (ddof 0): the square root of [`var_all`].
+pub fn std_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
+    var_all(a).sqrt()
+}
+
+/// `log(sum(exp(a)))` without overflow: the largest element is taken out first
+/// (`m + log(sum(exp(a - m)))`); -inf for an empty array or all -inf, +inf if any is
+/// +inf, NaN if any is NaN.
+pub fn logsumexp_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
+    let Some(&first) = a.first() else {
+        return T::ZERO.num_sub(T::ONE).div(T::ZERO);
+    };
+    let m = a.fold(first, |m, &x| maximum(m, x));
+    if m.is_nan() || !(m.num_sub(m) == T::ZERO) {
+        // NaN, or an infinite largest element: it is the answer (sum of exp is inf or 0).
+        return m;
+    }
+    let s = a.fold(T::ZERO, |acc, &x| acc.num_add(x.num_sub(m).exp()));
+    m.num_add(s.ln())
+}
+
+/// `out = a.var(axis)`, `a.std(axis)` (`sqrt`) or `logsumexp(a, axis)` (see the `_all`
+/// versions; NaN, NaN, -inf where the axis has length 0). `Err(InvalidArgument)` if `a`
+/// has no such axis.
+pub fn var_axis<T: Float, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+) -> Result<()> {
+    lanewise(out, a, axis, var_all)
+}
+
+/// See [`var_axis`].
+pub fn std_axis<T: Float, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+) -> Result<()> {
+    lanewise(out, a, axis, std_all)
+}
+
+/// See [`var_axis`].
+pub fn logsumexp_axis<T: Float, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+) -> Result<()> {
+    lanewise(out, a, axis, logsumexp_all)
+}
+
+/// Each lane along `axis` reduced by `f`.
+fn lanewise<T: Element, D: RemoveAxis>(
+    out: &mut Array<T, D::Smaller>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    f: fn(ArrayView1<'_, T>) -> T,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, "axis")?;
+    ensure_shape(out, a.raw_dim().remove_axis(ax));
+    Zip::from(out)
+        .and(a.lanes(ax))
+        .for_each(|o, lane| *o = f(lane));
+    Ok(())
+}
+
 /// `out = a.sum(axis)`. `Err(InvalidArgument)` if `a` has no such axis.
 pub fn sum_axis<T: Number, D: RemoveAxis>(
     out: &mut Array<T, D::Smaller>,
@@ -875,6 +951,38 @@ mod tests {
             }
         );
         assert!(argmin_all(e.view(), "e").is_err());
+    }
+
+    #[test]
+    fn var_std_and_a_stable_logsumexp() {
+        let v = array![1.0f64, 2.0, 3.0, 4.0];
+        assert_eq!(var_all(v.view()), 1.25);
+        assert_eq!(std_all(v.view()), 1.25f64.sqrt());
+        assert!(var_all(Array1::<f64>::zeros(0).view()).is_nan());
+        let m = array![[1.0f64, 3.0], [2.0, 6.0]];
+        let mut out = Array1::<f64>::zeros(0);
+        var_axis(&mut out, m.view(), 0).unwrap();
+        assert_eq!(out, array![0.25, 2.25]);
+        std_axis(&mut out, m.view(), 1).unwrap();
+        assert_eq!(out, array![1.0, 2.0]);
+        // Magnitudes of 1e3: exp overflows, the stable form does not.
+        let big = array![1000.0f64, 1000.0];
+        assert_eq!(logsumexp_all(big.view()), 1000.0 + 2f64.ln());
+        let small = array![-1000.0f32, -1000.0];
+        assert_eq!(logsumexp_all(small.view()), -1000.0 + 2f32.ln());
+        let ninf = array![f64::NEG_INFINITY, f64::NEG_INFINITY];
+        assert_eq!(logsumexp_all(ninf.view()), f64::NEG_INFINITY);
+        assert_eq!(
+            logsumexp_all(Array1::<f64>::zeros(0).view()),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(
+            logsumexp_all(array![1.0, f64::INFINITY].view()),
+            f64::INFINITY
+        );
+        assert!(logsumexp_all(array![1.0, f64::NAN].view()).is_nan());
+        logsumexp_axis(&mut out, array![[0.0, 0.0], [1e3, -1e3]].view(), 1).unwrap();
+        assert_eq!(out, array![2f64.ln(), 1e3]);
     }
 
     #[test]
