@@ -3228,3 +3228,53 @@ fn var_std_logsumexp_and_an_hmm_forward_pass() {
         vec![Value::from(alphas)],
     );
 }
+
+mod softmaxes {
+    scan_tests::program! {
+        /// `softmax`/`log_softmax` over all elements or along an axis, stable at 1e3.
+        pub fn normalize(x: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>)> {
+            Ok((softmax(x, -1), softmax(x, 0), log_softmax(x, 1), softmax(x)))
+        }
+    }
+}
+
+#[test]
+fn softmax_and_log_softmax_are_stable() {
+    let x = array![[1000.0, 1001.0, 999.0], [-1000.0, -1000.0, -1003.0]];
+    let got = softmaxes::normalize(x.view()).unwrap();
+    let soft = |v: &[f64]| -> Vec<f64> {
+        let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let s: f64 = v.iter().map(|a| (a - m).exp()).sum();
+        v.iter().map(|a| (a - m).exp() / s).collect()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-14 + 1e-12 * b.abs();
+    for r in 0..2 {
+        let want = soft(&x.row(r).to_vec());
+        for c in 0..3 {
+            assert!(close(got.0[[r, c]], want[c]), "row softmax {r} {c}");
+            assert!(close(got.2[[r, c]], want[c].ln()), "log_softmax {r} {c}");
+        }
+    }
+    for c in 0..3 {
+        let want = soft(&x.column(c).to_vec());
+        for r in 0..2 {
+            assert!(close(got.1[[r, c]], want[r]), "column softmax {r} {c}");
+        }
+    }
+    let all = soft(&x.iter().copied().collect::<Vec<_>>());
+    for (g, w) in got.3.iter().zip(&all) {
+        assert!(close(*g, *w));
+    }
+    assert!((got.0.row(1).sum() - 1.0).abs() < 1e-15);
+    second_opinion(
+        softmaxes::SOURCE,
+        "normalize",
+        vec![Value::from(x)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+        ],
+    );
+}
