@@ -3278,3 +3278,37 @@ fn softmax_and_log_softmax_are_stable() {
         ],
     );
 }
+
+mod new_axes {
+    scan_tests::program! {
+        /// numpy's `expand_dims` (a view) and `outer` of two vectors.
+        pub fn axes(v: ArrayView1<f64>, m: ArrayView2<f64>, w: ArrayView1<f64>)
+            -> Result<(Array2<f64>, Array2<f64>, Array3<f64>, Array2<f64>)> {
+            Ok((expand_dims(v, 0), expand_dims(v, -1), expand_dims(m, 1), outer(v, w)))
+        }
+    }
+}
+
+#[test]
+fn expand_dims_and_outer_follow_numpy() {
+    let v = array![1.0, 2.0, 3.0];
+    let m = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let w = array![10.0, 100.0];
+    let got = new_axes::axes(v.view(), m.view(), w.view()).unwrap();
+    assert_eq!(got.0, array![[1.0, 2.0, 3.0]]);
+    assert_eq!(got.1, array![[1.0], [2.0], [3.0]]);
+    assert_eq!(got.2.shape(), &[2, 1, 3]);
+    assert_eq!(got.2.index_axis(Axis(1), 0), m);
+    assert_eq!(got.3, array![[10.0, 100.0], [20.0, 200.0], [30.0, 300.0]]);
+    second_opinion(
+        new_axes::SOURCE,
+        "axes",
+        vec![Value::from(v), Value::from(m), Value::from(w)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+        ],
+    );
+}

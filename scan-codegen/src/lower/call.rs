@@ -24,6 +24,8 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "logsumexp",
     "softmax",
     "log_softmax",
+    "expand_dims",
+    "outer",
     "zeros_like",
     "ones_like",
     "arange",
@@ -135,6 +137,57 @@ impl Lowerer<'_> {
                     let log = self.elemwise(ElemOp::Log, vec![total], e)?;
                     self.elemwise(ElemOp::Sub, vec![d, log], e)
                 }
+            }
+            "expand_dims" => {
+                // numpy's `expand_dims(x, axis)`: a new axis of length 1 at `axis` (of the
+                // result: -1 is after the last), a view.
+                check(self, arity(2, 2))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let axis = self.axis(&args[1], t.with_rank(t.rank + 1))?;
+                let mut path = Vec::new();
+                if axis > 0 {
+                    path.push(PathStep::At(axis));
+                }
+                path.push(PathStep::NewAxis);
+                if axis > 0 {
+                    path.push(PathStep::At(0));
+                }
+                let id = self.add(
+                    Op::Subtensor { path },
+                    vec![x.id],
+                    t.with_rank(t.rank + 1),
+                    e,
+                );
+                Some(Value { id, weak: x.weak })
+            }
+            "outer" => {
+                // numpy's `outer(a, b)` of two vectors: `a[:, None] * b`.
+                check(self, arity(2, 2))?;
+                let a = self.value(&args[0])?;
+                let b = self.value(&args[1])?;
+                let (ta, tb) = (self.ty(a), self.ty(b));
+                if ta.rank != 1 || tb.rank != 1 {
+                    let (at, t) = if ta.rank != 1 {
+                        (&args[0], ta)
+                    } else {
+                        (&args[1], tb)
+                    };
+                    self.diag.error(
+                        at.span,
+                        format!("`outer` takes two vectors, found a {t}: flatten it first"),
+                    );
+                    return None;
+                }
+                let id = self.add(
+                    Op::Subtensor {
+                        path: vec![PathStep::At(1), PathStep::NewAxis, PathStep::At(0)],
+                    },
+                    vec![a.id],
+                    ta.with_rank(2),
+                    e,
+                );
+                self.elemwise(ElemOp::Mul, vec![Value { id, weak: a.weak }, b], e)
             }
             "zeros_like" | "ones_like" => {
                 check(self, arity(1, 1))?;
