@@ -3312,3 +3312,36 @@ fn expand_dims_and_outer_follow_numpy() {
         ],
     );
 }
+
+mod running {
+    scan_tests::program! {
+        /// numpy's `cumsum`/`cumprod`: flattened without an axis, along one with it; i32 in
+        /// i64. In a step too.
+        pub fn cumulative(m: ArrayView2<i32>, x: ArrayView2<f64>) -> Result<(Array1<i64>, Array2<i64>, Array2<f64>, Array2<f64>)> {
+            let rows = scan(|x_t| cumsum(x_t), sequences = x);
+            Ok((cumsum(m), cumprod(m, 1), x.cumsum(0), rows))
+        }
+    }
+}
+
+#[test]
+fn cumsum_and_cumprod_follow_numpy() {
+    let m = array![[1i32, 2, 3], [4, 5, 6]];
+    let x = array![[0.5, 1.5, 2.0], [1.0, -1.0, 4.0]];
+    let got = running::cumulative(m.view(), x.view()).unwrap();
+    assert_eq!(got.0, array![1i64, 3, 6, 10, 15, 21]);
+    assert_eq!(got.1, array![[1i64, 2, 6], [4, 20, 120]]);
+    assert_eq!(got.2, array![[0.5, 1.5, 2.0], [1.5, 0.5, 6.0]]);
+    assert_eq!(got.3, array![[0.5, 2.0, 4.0], [1.0, 0.0, 4.0]]);
+    second_opinion(
+        running::SOURCE,
+        "cumulative",
+        vec![Value::from(m), Value::from(x)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+        ],
+    );
+}

@@ -464,6 +464,17 @@ pub fn emit_in_place(
                 body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);));
                 repr
             }
+            Op::Cumulative { product, axis } => {
+                let x = arg(0).view();
+                let repr = declare_buffer(&mut setup);
+                body.extend(match axis {
+                    None => quote!(#rt::kernels::cumulative_all(&mut #ident, #x, #product);),
+                    Some(a) => {
+                        quote!(#rt::kernels::cumulative_axis(&mut #ident, #x, #a, #product)?;)
+                    }
+                });
+                repr
+            }
             Op::Shape { axis } => {
                 let x = arg(0).view();
                 // The axis was checked against x's rank when the program was lowered.

@@ -318,6 +318,10 @@ fn eval_node(
             arity(1)?;
             ops::arange(&args[0], label)?
         }
+        Op::Cumulative { product, axis } => {
+            arity(1)?;
+            ops::cumulative(&args[0], *product, *axis, dtype, label)?
+        }
         Op::Shape { axis } => {
             arity(1)?;
             let n = args[0].shape().get(*axis).copied().ok_or_else(|| {

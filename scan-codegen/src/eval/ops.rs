@@ -325,6 +325,54 @@ fn arg_reduce(max: bool, axis: Option<usize>, x: &Value, label: &str) -> Result<
     Ok(Value::I64(out))
 }
 
+/// numpy's `cumsum`/`cumprod` of `x` (in `dtype`): along `axis`, or flattened.
+pub fn cumulative(
+    x: &Value,
+    product: bool,
+    axis: Option<usize>,
+    dtype: DType,
+    label: &str,
+) -> Result<Value, String> {
+    fn run<T: Number>(a: &ArrayD<T>, product: bool, axis: Option<usize>) -> ArrayD<T> {
+        let step = |acc: T, x: T| if product { acc.mul(x) } else { acc.add(x) };
+        let start = if product { T::one() } else { T::zero() };
+        match axis {
+            None => {
+                let mut acc = start;
+                let v: Vec<T> = a
+                    .iter()
+                    .map(|&x| {
+                        acc = step(acc, x);
+                        acc
+                    })
+                    .collect();
+                ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("a vector of its length")
+            }
+            Some(ax) => {
+                let mut out = a.clone();
+                for mut lane in out.lanes_mut(Axis(ax)) {
+                    let mut acc = start;
+                    for x in lane.iter_mut() {
+                        acc = step(acc, *x);
+                        *x = acc;
+                    }
+                }
+                out
+            }
+        }
+    }
+    if axis.is_some_and(|a| a >= x.rank()) {
+        return Err(format!("IR error: `{label}`: an axis past the rank"));
+    }
+    Ok(match x.cast(dtype) {
+        Value::I32(a) => Value::I32(run(&a, product, axis)),
+        Value::I64(a) => Value::I64(run(&a, product, axis)),
+        Value::F32(a) => Value::F32(run(&a, product, axis)),
+        Value::F64(a) => Value::F64(run(&a, product, axis)),
+        Value::Bool(_) => return Err(format!("IR error: `{label}`: a running sum of bools")),
+    })
+}
+
 /// The mean of the squared deviations from the mean (numpy's `var`, ddof 0); NaN when
 /// empty.
 fn var<T: Float>(xs: Vec<T>) -> T {

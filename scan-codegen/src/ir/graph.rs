@@ -215,6 +215,12 @@ pub enum Op {
     Shape {
         axis: usize,
     },
+    /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
+    /// or of every element flattened (a vector) when `axis` is `None`.
+    Cumulative {
+        product: bool,
+        axis: Option<usize>,
+    },
     /// inputs: [x, path operands...]; a view of `x` through the path. Its rank is x's
     /// plus each step's `PathStep::rank_change`.
     Subtensor {

@@ -32,6 +32,11 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::FillLike { value } => format!("fill_like({value:?})"),
             Op::Arange => "arange".to_string(),
             Op::Shape { axis } => format!("shape[{axis}]"),
+            Op::Cumulative { product, axis } => format!(
+                "{}{}",
+                if *product { "cumprod" } else { "cumsum" },
+                axis.map(|a| format!("(axis={a})")).unwrap_or_default()
+            ),
             Op::Subtensor { path } => format!("subtensor{path:?}"),
             Op::SetSubtensor { path, inc } => {
                 format!(

@@ -26,6 +26,8 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "log_softmax",
     "expand_dims",
     "outer",
+    "cumsum",
+    "cumprod",
     "zeros_like",
     "ones_like",
     "arange",
@@ -137,6 +139,32 @@ impl Lowerer<'_> {
                     let log = self.elemwise(ElemOp::Log, vec![total], e)?;
                     self.elemwise(ElemOp::Sub, vec![d, log], e)
                 }
+            }
+            "cumsum" | "cumprod" => {
+                // numpy's: flattened without an axis; small integers and bools in i64.
+                check(self, arity(1, 2))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let dtype = match t.dtype {
+                    DType::Bool | DType::I32 => DType::I64,
+                    d => d,
+                };
+                let axis = match args.get(1) {
+                    Some(a) => Some(self.axis(a, t)?),
+                    None => None,
+                };
+                let input = self.cast(x, dtype, e);
+                let rank = if axis.is_some() { t.rank } else { 1 };
+                let id = self.add(
+                    Op::Cumulative {
+                        product: n == "cumprod",
+                        axis,
+                    },
+                    vec![input],
+                    Type::new(dtype, rank),
+                    e,
+                );
+                Some(Value { id, weak: false })
             }
             "expand_dims" => {
                 // numpy's `expand_dims(x, axis)`: a new axis of length 1 at `axis` (of the

@@ -4,7 +4,7 @@
 
 use std::mem::MaybeUninit;
 
-use ndarray::{Array, ArrayView, ArrayView1, Axis, Dimension, IxDyn, RemoveAxis, Zip};
+use ndarray::{Array, Array1, ArrayView, ArrayView1, Axis, Dimension, IxDyn, RemoveAxis, Zip};
 
 use crate::element::{Element, Float, Number};
 use crate::error::{Error, Result};
@@ -342,6 +342,51 @@ fn lanewise<T: Element, D: RemoveAxis>(
     Zip::from(out)
         .and(a.lanes(ax))
         .for_each(|o, lane| *o = f(lane));
+    Ok(())
+}
+
+/// numpy's `cumsum(a)` (`product` false) or `cumprod(a)` of every element, flattened in
+/// row-major order: `out[i]` is the sum (product) of the first `i + 1` (integers wrap).
+pub fn cumulative_all<T: Number, D: Dimension>(
+    out: &mut Array1<T>,
+    a: ArrayView<'_, T, D>,
+    product: bool,
+) {
+    ensure_shape(out, ndarray::Ix1(a.len()));
+    let mut acc = if product { T::ONE } else { T::ZERO };
+    for (o, &x) in out.iter_mut().zip(a.iter()) {
+        acc = if product {
+            acc.num_mul(x)
+        } else {
+            acc.num_add(x)
+        };
+        *o = acc;
+    }
+}
+
+/// numpy's `cumsum(a, axis)` / `cumprod(a, axis)`: the running sum (product) along `axis`,
+/// `a`'s shape. `Err(InvalidArgument)` if `a` has no such axis.
+pub fn cumulative_axis<T: Number, D: RemoveAxis>(
+    out: &mut Array<T, D>,
+    a: ArrayView<'_, T, D>,
+    axis: usize,
+    product: bool,
+) -> Result<()> {
+    let ax = check_axis(&a, axis, "axis")?;
+    ensure_shape(out, a.raw_dim());
+    Zip::from(out.lanes_mut(ax))
+        .and(a.lanes(ax))
+        .for_each(|mut o, lane| {
+            let mut acc = if product { T::ONE } else { T::ZERO };
+            for (o, &x) in o.iter_mut().zip(lane.iter()) {
+                acc = if product {
+                    acc.num_mul(x)
+                } else {
+                    acc.num_add(x)
+                };
+                *o = acc;
+            }
+        });
     Ok(())
 }
 
@@ -983,6 +1028,26 @@ mod tests {
         assert!(logsumexp_all(array![1.0, f64::NAN].view()).is_nan());
         logsumexp_axis(&mut out, array![[0.0, 0.0], [1e3, -1e3]].view(), 1).unwrap();
         assert_eq!(out, array![2f64.ln(), 1e3]);
+    }
+
+    #[test]
+    fn running_sums_and_products_flattened_or_along_an_axis() {
+        let m = array![[1i64, 2, 3], [4, 5, 6]];
+        let mut flat = Array1::<i64>::zeros(0);
+        cumulative_all(&mut flat, m.view(), false);
+        assert_eq!(flat, array![1, 3, 6, 10, 15, 21]);
+        cumulative_all(&mut flat, m.t(), true);
+        assert_eq!(
+            flat,
+            array![1, 4, 8, 40, 120, 720],
+            "a transposed view's logical order"
+        );
+        let mut out = Array2::<i64>::zeros((0, 0));
+        cumulative_axis(&mut out, m.view(), 0, false).unwrap();
+        assert_eq!(out, array![[1, 2, 3], [5, 7, 9]]);
+        cumulative_axis(&mut out, m.view(), 1, true).unwrap();
+        assert_eq!(out, array![[1, 2, 6], [4, 20, 120]]);
+        assert!(cumulative_axis(&mut out, m.view(), 2, true).is_err());
     }
 
     #[test]
