@@ -3345,3 +3345,48 @@ fn cumsum_and_cumprod_follow_numpy() {
         ],
     );
 }
+
+mod rust_constants {
+    scan_tests::program! {
+        /// Rust's constants, typed as Rust types them.
+        pub fn constants(x: ArrayView1<f32>) -> Result<(Array1<f32>, f64, f32, f64, i64, Array1<f64>)> {
+            Ok((
+                maximum(x, f32::NEG_INFINITY),
+                std::f64::consts::PI,
+                core::f32::consts::E,
+                f64::INFINITY,
+                i64::MAX,
+                x * f64::EPSILON,
+            ))
+        }
+    }
+}
+
+#[test]
+fn rust_constants_are_typed_literals() {
+    let x = array![1.0f32, -2.0];
+    let got = rust_constants::constants(x.view()).unwrap();
+    assert_eq!(got.0, x);
+    assert_eq!(got.1, std::f64::consts::PI);
+    assert_eq!(got.2, std::f32::consts::E);
+    assert_eq!(got.3, f64::INFINITY);
+    assert_eq!(got.4, i64::MAX);
+    assert_eq!(
+        got.5,
+        array![f64::EPSILON, -2.0 * f64::EPSILON],
+        "f32 * f64 is f64"
+    );
+    second_opinion(
+        rust_constants::SOURCE,
+        "constants",
+        vec![Value::from(x)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+        ],
+    );
+}

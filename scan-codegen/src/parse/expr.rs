@@ -80,13 +80,17 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         }),
         syn::Expr::Path(p) => match p.path.get_ident() {
             Some(ident) if p.qself.is_none() => ExprKind::Var(ident.clone()),
-            _ => {
-                diag.error(
-                    span,
-                    "expected a variable name (paths are not part of the step language)",
-                );
-                return None;
-            }
+            _ => match rust_constant(p) {
+                // Rust's own constants, typed as Rust types them (`f32::INFINITY` is f32).
+                Some(lit) => ExprKind::Lit(lit),
+                None => {
+                    diag.error(
+                        span,
+                        "expected a variable name or a constant such as `f64::INFINITY` or `std::f64::consts::PI` (other paths are not part of the step language)",
+                    );
+                    return None;
+                }
+            },
         },
         syn::Expr::Binary(b) => {
             let op: &'static str = match b.op {
@@ -272,6 +276,61 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         span,
         label: label(e),
     })
+}
+
+/// `f64::INFINITY`, `f32::NAN`, `std::f64::consts::PI`, `i64::MAX` and kin (an optional
+/// `std::`/`core::` first), as a literal of that type.
+fn rust_constant(p: &syn::ExprPath) -> Option<Lit> {
+    if p.qself.is_some() {
+        return None;
+    }
+    let names: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let names = match names.as_slice() {
+        ["std" | "core", rest @ ..] => rest,
+        all => all,
+    };
+    macro_rules! floats {
+        ($t:ident, $d:expr, $name:expr, $consts:expr) => {{
+            let v: Option<$t> = match ($consts, $name) {
+                (false, "INFINITY") => Some($t::INFINITY),
+                (false, "NEG_INFINITY") => Some($t::NEG_INFINITY),
+                (false, "NAN") => Some($t::NAN),
+                (false, "MAX") => Some($t::MAX),
+                (false, "MIN") => Some($t::MIN),
+                (false, "MIN_POSITIVE") => Some($t::MIN_POSITIVE),
+                (false, "EPSILON") => Some($t::EPSILON),
+                (true, "PI") => Some(std::$t::consts::PI),
+                (true, "TAU") => Some(std::$t::consts::TAU),
+                (true, "E") => Some(std::$t::consts::E),
+                (true, "LN_2") => Some(std::$t::consts::LN_2),
+                (true, "LN_10") => Some(std::$t::consts::LN_10),
+                (true, "LOG2_E") => Some(std::$t::consts::LOG2_E),
+                (true, "LOG10_E") => Some(std::$t::consts::LOG10_E),
+                (true, "SQRT_2") => Some(std::$t::consts::SQRT_2),
+                (true, "FRAC_1_SQRT_2") => Some(std::$t::consts::FRAC_1_SQRT_2),
+                (true, "FRAC_PI_2") => Some(std::$t::consts::FRAC_PI_2),
+                _ => None,
+            };
+            v.map(|v| Lit::Float(f64::from(v), Some($d)))
+        }};
+    }
+    match names {
+        ["f64", name] => floats!(f64, DType::F64, *name, false),
+        ["f32", name] => floats!(f32, DType::F32, *name, false),
+        ["f64", "consts", name] => floats!(f64, DType::F64, *name, true),
+        ["f32", "consts", name] => floats!(f32, DType::F32, *name, true),
+        ["i64", "MAX"] => Some(Lit::Int(i64::MAX, Some(DType::I64))),
+        ["i64", "MIN"] => Some(Lit::Int(i64::MIN, Some(DType::I64))),
+        ["i32", "MAX"] => Some(Lit::Int(i64::from(i32::MAX), Some(DType::I32))),
+        ["i32", "MIN"] => Some(Lit::Int(i64::from(i32::MIN), Some(DType::I32))),
+        _ => None,
+    }
 }
 
 /// One item of `x[(..)]`: `..`, a range, `None` or an index expression.
