@@ -3390,3 +3390,62 @@ fn rust_constants_are_typed_literals() {
         ],
     );
 }
+
+mod constructors {
+    scan_tests::program! {
+        /// numpy's `zeros`, `ones`, `full`, `eye`, with shapes made of scalars; the elman
+        /// state of zeros made inside the program.
+        pub fn made(x: ArrayView2<f32>, n: i64) -> Result<(Array2<f64>, Array1<f64>, Array2<i64>, Array2<f32>, Array2<f64>)> {
+            Ok((zeros((x.shape[0], n)), ones(n), full((2, 2), 7), full((x.shape[0], x.shape[1]), 0.5f32) + x, eye(n)))
+        }
+
+        /// An RNN whose initial state is `zeros` of the batch and hidden sizes.
+        pub fn rnn(x: ArrayView3<f64>, w: ArrayView2<f64>) -> Result<Array3<f64>> {
+            let h0 = zeros((x.shape[1], w.shape[1]));
+            let h = scan(|x_t, h_tm1, w| tanh(x_t + h_tm1.dot(w)), sequences = x, outputs_info = h0, non_sequences = w);
+            Ok(h)
+        }
+    }
+}
+
+#[test]
+fn zeros_ones_full_eye_make_their_shapes() {
+    let x = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let got = constructors::made(x.view(), 3).unwrap();
+    assert_eq!(got.0, Array2::<f64>::zeros((2, 3)));
+    assert_eq!(got.1, array![1.0, 1.0, 1.0]);
+    assert_eq!(got.2, array![[7i64, 7], [7, 7]]);
+    assert_eq!(got.3, x.mapv(|v| v + 0.5));
+    assert_eq!(got.4, Array2::<f64>::eye(3));
+    second_opinion(
+        constructors::SOURCE,
+        "made",
+        vec![Value::from(x.clone()), Value::from(3i64)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+        ],
+    );
+    let e = constructors::made(x.view(), -2).unwrap_err();
+    assert!(e.to_string().contains("negative length -2"), "{e}");
+
+    let xs = Array3::from_shape_fn((4, 2, 3), |(t, b, i)| ((t + b + i) as f64 - 3.0) * 0.2);
+    let w = Array2::from_shape_fn((3, 3), |(i, j)| ((i * 3 + j) as f64 - 4.0) * 0.1);
+    let h = constructors::rnn(xs.view(), w.view()).unwrap();
+    let mut state = Array2::<f64>::zeros((2, 3));
+    for t in 0..4 {
+        state = (&xs.index_axis(Axis(0), t) + &state.dot(&w)).mapv(f64::tanh);
+        for (g, want) in h.index_axis(Axis(0), t).iter().zip(state.iter()) {
+            assert!((g - want).abs() < 1e-14);
+        }
+    }
+    second_opinion(
+        constructors::SOURCE,
+        "rnn",
+        vec![Value::from(xs), Value::from(w)],
+        vec![Value::from(h)],
+    );
+}

@@ -464,6 +464,22 @@ pub fn emit_in_place(
                 body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);));
                 repr
             }
+            Op::Full => {
+                let value = arg(0).scalar();
+                let dims: Vec<TokenStream> =
+                    (1..node.inputs.len()).map(|k| arg(k).scalar()).collect();
+                let repr = declare_buffer(&mut setup);
+                body.extend(
+                    quote!(#rt::kernels::full(&mut #ident, &[#(#dims),*], #value, #label)?;),
+                );
+                repr
+            }
+            Op::Eye => {
+                let n = arg(0).scalar();
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::eye(&mut #ident, #n, #label)?;));
+                repr
+            }
             Op::Cumulative { product, axis } => {
                 let x = arg(0).view();
                 let repr = declare_buffer(&mut setup);

@@ -318,6 +318,16 @@ fn eval_node(
             arity(1)?;
             ops::arange(&args[0], label)?
         }
+        Op::Full => {
+            if args.is_empty() {
+                return Err(ir_error(id, label, "has no inputs"));
+            }
+            ops::full(&args[0], &args[1..], label)?
+        }
+        Op::Eye => {
+            arity(1)?;
+            ops::eye(&args[0], label)?
+        }
         Op::Cumulative { product, axis } => {
             arity(1)?;
             ops::cumulative(&args[0], *product, *axis, dtype, label)?

@@ -325,6 +325,35 @@ fn arg_reduce(max: bool, axis: Option<usize>, x: &Value, label: &str) -> Result<
     Ok(Value::I64(out))
 }
 
+/// numpy's `full(dims, value)`: an error for a negative length.
+pub fn full(value: &Value, dims: &[Value], label: &str) -> Result<Value, String> {
+    let mut shape = Vec::new();
+    for d in dims {
+        let n = d
+            .scalar_int()
+            .ok_or_else(|| format!("IR error: `{label}`: a length of {}", d.describe()))?;
+        shape.push(
+            usize::try_from(n)
+                .map_err(|_| format!("`{label}`: negative length {n} in the shape"))?,
+        );
+    }
+    if value.rank() != 0 {
+        return Err(format!("IR error: `{label}`: full of {}", value.describe()));
+    }
+    Ok(map_array!(value, a => ArrayD::from_elem(IxDyn(&shape), a[IxDyn(&[])])))
+}
+
+/// numpy's `eye(n)` in f64.
+pub fn eye(n: &Value, label: &str) -> Result<Value, String> {
+    let n = n
+        .scalar_int()
+        .ok_or_else(|| format!("IR error: `{label}`: eye of {}", n.describe()))?;
+    let n = usize::try_from(n).map_err(|_| format!("`{label}`: negative size {n}"))?;
+    Ok(Value::F64(ArrayD::from_shape_fn(IxDyn(&[n, n]), |i| {
+        f64::from(u8::from(i[0] == i[1]))
+    })))
+}
+
 /// numpy's `cumsum`/`cumprod` of `x` (in `dtype`): along `axis`, or flattened.
 pub fn cumulative(
     x: &Value,

@@ -215,6 +215,11 @@ pub enum Op {
     Shape {
         axis: usize,
     },
+    /// inputs: `[value, d0, d1, ...]`; numpy's `full((d0, d1, ...), value)` (and `zeros`,
+    /// `ones`): the lengths are i64 scalars, the rank their count.
+    Full,
+    /// inputs: `[n]`; numpy's `eye(n)`, an `n x n` identity.
+    Eye,
     /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
     /// or of every element flattened (a vector) when `axis` is `None`.
     Cumulative {

@@ -32,6 +32,8 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::FillLike { value } => format!("fill_like({value:?})"),
             Op::Arange => "arange".to_string(),
             Op::Shape { axis } => format!("shape[{axis}]"),
+            Op::Full => "full".to_string(),
+            Op::Eye => "eye".to_string(),
             Op::Cumulative { product, axis } => format!(
                 "{}{}",
                 if *product { "cumprod" } else { "cumsum" },

@@ -28,6 +28,10 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "outer",
     "cumsum",
     "cumprod",
+    "zeros",
+    "ones",
+    "full",
+    "eye",
     "zeros_like",
     "ones_like",
     "arange",
@@ -139,6 +143,44 @@ impl Lowerer<'_> {
                     let log = self.elemwise(ElemOp::Log, vec![total], e)?;
                     self.elemwise(ElemOp::Sub, vec![d, log], e)
                 }
+            }
+            "zeros" | "ones" | "full" => {
+                // numpy's: `zeros((n, m))` and `ones` in f64, `full(shape, v)` in v's
+                // dtype (an untyped integer literal: i64, float: f64); a shape is a tuple
+                // of integers or one integer.
+                let (lo, hi) = if n == "full" { (2, 2) } else { (1, 1) };
+                check(self, arity(lo, hi))?;
+                let dims: Vec<&Expr> = match &args[0].kind {
+                    ExprKind::Tuple(items) => items.iter().collect(),
+                    _ => vec![&args[0]],
+                };
+                let mut inputs = Vec::new();
+                let value = if n == "full" {
+                    let v = self.value(&args[1])?;
+                    if self.ty(v).rank != 0 {
+                        self.diag
+                            .error(args[1].span, "the value of `full` is a scalar");
+                        return None;
+                    }
+                    v
+                } else {
+                    let lit = Literal::Float(f64::from(u8::from(n == "ones")));
+                    let id = self.graph().add_const(lit, DType::F64, e.span, &e.label);
+                    Value { id, weak: false }
+                };
+                inputs.push(value.id);
+                for d in &dims {
+                    inputs.push(self.index_operand(d, "a length of the shape")?);
+                }
+                let dtype = self.ty(value).dtype;
+                let id = self.add(Op::Full, inputs, Type::new(dtype, dims.len()), e);
+                Some(Value { id, weak: false })
+            }
+            "eye" => {
+                check(self, arity(1, 1))?;
+                let n_id = self.index_operand(&args[0], "the size given to `eye`")?;
+                let id = self.add(Op::Eye, vec![n_id], Type::new(DType::F64, 2), e);
+                Some(Value { id, weak: false })
             }
             "cumsum" | "cumprod" => {
                 // numpy's: flattened without an axis; small integers and bools in i64.

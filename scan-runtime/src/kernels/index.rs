@@ -1,10 +1,10 @@
 //! Indexing and slicing on the leading axis with numpy semantics (negative indices count
 //! from the end; slices clamp), broadcasting assignment, and the small constructors
-//! (`zeros_like`, `arange`) that fill a reused buffer.
+//! (`zeros_like`, `arange`, `full`, `eye`) that fill a reused buffer.
 
 use ndarray::{
-    Array, Array1, ArrayView, ArrayView0, ArrayViewMut, Axis, Dimension, IntoDimension, Ix1,
-    RemoveAxis, Slice, Zip,
+    Array, Array1, Array2, ArrayView, ArrayView0, ArrayViewMut, Axis, Dimension, IntoDimension,
+    Ix1, RemoveAxis, Slice, Zip,
 };
 
 use crate::element::{Element, Number};
@@ -149,6 +149,52 @@ pub fn fill_like<T: Element, A, D: Dimension>(
     out.fill(value);
 }
 
+/// numpy's `full(shape, value)` (and `zeros`, `ones`): `out` of shape `dims` filled with
+/// `value`. `Err(InvalidArgument)` naming `what` for a negative length, a shape of
+/// another rank than `out`'s, or more elements than an array can hold.
+pub fn full<T: Element, D: Dimension>(
+    out: &mut Array<T, D>,
+    dims: &[i64],
+    value: T,
+    what: &str,
+) -> Result<()> {
+    let bad = |detail: String| Error::InvalidArgument {
+        what: what.to_string(),
+        detail,
+    };
+    let mut dim = D::zeros(D::NDIM.unwrap_or(dims.len()));
+    if dim.ndim() != dims.len() {
+        return Err(bad(format!(
+            "a shape of {} axes for an array of rank {}",
+            dims.len(),
+            dim.ndim()
+        )));
+    }
+    for (k, &n) in dims.iter().enumerate() {
+        dim[k] = usize::try_from(n)
+            .map_err(|_| bad(format!("negative length {n} in the shape {dims:?}")))?;
+    }
+    if dim
+        .size_checked()
+        .is_none_or(|n| n > isize::MAX as usize / core::mem::size_of::<T>().max(1))
+    {
+        return Err(bad(format!(
+            "the shape {dims:?} has more elements than an array can hold"
+        )));
+    }
+    ensure_shape(out, dim);
+    out.fill(value);
+    Ok(())
+}
+
+/// numpy's `eye(n)`: the `n x n` identity. `Err(InvalidArgument)` naming `what` for a
+/// negative `n` or one too large.
+pub fn eye<T: Number>(out: &mut Array2<T>, n: i64, what: &str) -> Result<()> {
+    full(out, &[n, n], T::ZERO, what)?;
+    out.diag_mut().fill(T::ONE);
+    Ok(())
+}
+
 /// `out = [0, 1, ..., n - 1]`; empty when `n <= 0`. `Err(InvalidArgument)` when `n` is more
 /// elements than an array can hold.
 pub fn arange(out: &mut Array1<i64>, n: i64) -> Result<()> {
@@ -244,6 +290,22 @@ fn zip_broadcast<T: Element, D: Dimension, Dv: Dimension>(
 mod tests {
     use super::*;
     use ndarray::{array, aview0, s, Array0, Array2, Array3, ArrayD, IxDyn};
+
+    #[test]
+    fn full_and_eye_make_their_shapes_or_say_why_not() {
+        let mut m = Array2::<f64>::zeros((0, 0));
+        full(&mut m, &[2, 3], 1.5, "full").unwrap();
+        assert_eq!(m, Array2::from_elem((2, 3), 1.5));
+        let e = full(&mut m, &[2, -1], 0.0, "zeros((2, -1))").unwrap_err();
+        assert!(e.to_string().contains("negative length -1"), "{e}");
+        assert!(full(&mut m, &[2], 0.0, "x").is_err(), "rank");
+        assert!(full(&mut m, &[i64::MAX, 4], 0.0, "x").is_err(), "too large");
+        let mut i = Array2::<i64>::zeros((0, 0));
+        eye(&mut i, 3, "eye").unwrap();
+        assert_eq!(i, ndarray::array![[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
+        eye(&mut i, 0, "eye").unwrap();
+        assert_eq!(i.shape(), &[0, 0]);
+    }
 
     #[test]
     fn index_positive_and_negative() {
