@@ -3449,3 +3449,29 @@ fn zeros_ones_full_eye_make_their_shapes() {
         vec![Value::from(h)],
     );
 }
+
+mod permutations {
+    scan_tests::program! {
+        /// numpy's `transpose(x, axes)`: a view with axis k of the result axis `axes[k]` of x.
+        pub fn permute(t: ArrayView3<f64>) -> Result<(Array3<f64>, Array3<f64>, Array2<f64>)> {
+            let p = transpose(t, (1, 0, 2));
+            Ok((p, transpose(t, (-1, 0, 1)), p[0] * 2.0))
+        }
+    }
+}
+
+#[test]
+fn transpose_with_axes_follows_numpy() {
+    let t = Array3::from_shape_fn((2, 3, 4), |(a, b, c)| (a * 100 + b * 10 + c) as f64);
+    let got = permutations::permute(t.view()).unwrap();
+    assert_eq!(got.0, t.view().permuted_axes([1, 0, 2]));
+    assert_eq!(got.1, t.view().permuted_axes([2, 0, 1]));
+    assert_eq!(got.1.shape(), &[4, 2, 3]);
+    assert_eq!(got.2, t.index_axis(Axis(1), 0).mapv(|v| v * 2.0));
+    second_opinion(
+        permutations::SOURCE,
+        "permute",
+        vec![Value::from(t)],
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+}

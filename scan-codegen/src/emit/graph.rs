@@ -584,6 +584,11 @@ pub fn emit_in_place(
                 body.extend(quote!(let #ident = #x.reversed_axes();));
                 Repr::View(ident.clone())
             }
+            Op::Permute { axes } => {
+                let x = arg(0).view();
+                body.extend(quote!(let #ident = #x.permuted_axes([#(#axes),*]);));
+                Repr::View(ident.clone())
+            }
             Op::Scan(op) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
                 // Inputs this scan is the only reader of: their buffers may be taken over.

@@ -359,6 +359,13 @@ fn eval_node(
             arity(1)?;
             ops::transpose(&args[0])
         }
+        Op::Permute { axes } => {
+            arity(1)?;
+            if args[0].rank() != axes.len() {
+                return Err(ir_error(id, label, "permutes another rank"));
+            }
+            ops::permute(&args[0], axes)
+        }
         Op::ZeroStepShape => {
             arity(1)?;
             ops::zero_step_shape(&args[0])

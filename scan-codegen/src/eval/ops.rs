@@ -467,6 +467,11 @@ pub fn zero_step_shape(x: &Value) -> Value {
     }
 }
 
+/// numpy's `transpose(x, axes)` (the caller checked the rank).
+pub fn permute(x: &Value, axes: &[usize]) -> Value {
+    map_array!(x, a => a.view().permuted_axes(IxDyn(axes)).to_owned())
+}
+
 /// Reversed axes.
 pub fn transpose(x: &Value) -> Value {
     map_array!(x, a => a.clone().reversed_axes())

@@ -239,6 +239,11 @@ pub enum Op {
     },
     /// inputs: `[x]`; reversed axes.
     Transpose,
+    /// inputs: `[x]`; numpy's `transpose(x, axes)`: axis k of the result is axis
+    /// `axes[k]` of x (a permutation). A view.
+    Permute {
+        axes: Vec<usize>,
+    },
     /// inputs: `[x]`, the steps of a map output computed after the loop (push-out of
     /// outputs); x itself, but with no row every axis is 0: the shape a scan gives a map
     /// output when no step ran (PyTensor's), which x's other axes would not be.

@@ -51,6 +51,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 )
             }
             Op::Transpose => "transpose".to_string(),
+            Op::Permute { axes } => format!("transpose{axes:?}"),
             Op::ZeroStepShape => "zero_step_shape".to_string(),
             Op::DotSum { transpose, .. } => match transpose {
                 [false, false] => "dot_sum".to_string(),

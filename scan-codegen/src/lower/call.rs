@@ -336,6 +336,39 @@ impl Lowerer<'_> {
                 );
                 Some(Value { id, weak: false })
             }
+            "transpose" if args.len() == 2 => {
+                // numpy's `transpose(x, axes)`: a permutation of x's axes, literal
+                // integers (negative from the end), a view.
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let items: Vec<&Expr> = match &args[1].kind {
+                    ExprKind::Tuple(items) => items.iter().collect(),
+                    _ => vec![&args[1]],
+                };
+                let mut axes = Vec::new();
+                for item in items {
+                    axes.push(self.axis(item, t)?);
+                }
+                let mut sorted = axes.clone();
+                sorted.sort_unstable();
+                if sorted != (0..t.rank).collect::<Vec<_>>() {
+                    self.diag.error(
+                        args[1].span,
+                        format!(
+                            "the axes of `transpose` are a permutation of 0..{}: each axis of the {t} once",
+                            t.rank
+                        ),
+                    );
+                    return None;
+                }
+                if axes.iter().enumerate().all(|(k, &a)| k == a) {
+                    return Some(x);
+                }
+                Some(Value {
+                    id: self.add(Op::Permute { axes }, vec![x.id], t, e),
+                    weak: x.weak,
+                })
+            }
             "transpose" | "t" => {
                 check(self, arity(1, 1))?;
                 let x = self.value(&args[0])?;

@@ -35,6 +35,7 @@ fn worth_moving(op: &Op) -> bool {
             | Op::Const(_)
             | Op::Subtensor { .. }
             | Op::Transpose
+            | Op::Permute { .. }
             | Op::Scan(_)
             | Op::ScanOutput { .. }
     )
