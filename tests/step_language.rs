@@ -3475,3 +3475,33 @@ fn transpose_with_axes_follows_numpy() {
         vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
     );
 }
+
+mod reshapes {
+    scan_tests::program! {
+        /// numpy's `reshape`: row-major order, one length may be -1.
+        pub fn reshaped(x: ArrayView2<f64>, n: i64) -> Result<(Array2<f64>, Array1<f64>, Array3<f64>)> {
+            Ok((reshape(x, (n, -1)), reshape(x.t(), -1), reshape(x, (1, x.len(), -1))))
+        }
+    }
+}
+
+#[test]
+fn reshape_follows_numpy() {
+    let x = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let got = reshapes::reshaped(x.view(), 3).unwrap();
+    assert_eq!(got.0, array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+    assert_eq!(got.1, array![1.0, 4.0, 2.0, 5.0, 3.0, 6.0], "x.T flattened");
+    assert_eq!(got.2.shape(), &[1, 2, 3]);
+    second_opinion(
+        reshapes::SOURCE,
+        "reshaped",
+        vec![Value::from(x.clone()), Value::from(3i64)],
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+    let e = reshapes::reshaped(x.view(), 4).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("cannot reshape an array of shape [2, 3] (6 elements) into [4, -1]"),
+        "{e}"
+    );
+}

@@ -474,6 +474,16 @@ pub fn emit_in_place(
                 );
                 repr
             }
+            Op::Reshape => {
+                let x = arg(0).view();
+                let dims: Vec<TokenStream> =
+                    (1..node.inputs.len()).map(|k| arg(k).scalar()).collect();
+                let repr = declare_buffer(&mut setup);
+                body.extend(
+                    quote!(#rt::kernels::reshape(&mut #ident, #x, &[#(#dims),*], #label)?;),
+                );
+                repr
+            }
             Op::Eye => {
                 let n = arg(0).scalar();
                 let repr = declare_buffer(&mut setup);

@@ -324,6 +324,12 @@ fn eval_node(
             }
             ops::full(&args[0], &args[1..], label)?
         }
+        Op::Reshape => {
+            if args.is_empty() {
+                return Err(ir_error(id, label, "has no inputs"));
+            }
+            ops::reshape(&args[0], &args[1..], label)?
+        }
         Op::Eye => {
             arity(1)?;
             ops::eye(&args[0], label)?

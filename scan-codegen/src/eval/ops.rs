@@ -343,6 +343,46 @@ pub fn full(value: &Value, dims: &[Value], label: &str) -> Result<Value, String>
     Ok(map_array!(value, a => ArrayD::from_elem(IxDyn(&shape), a[IxDyn(&[])])))
 }
 
+/// numpy's `reshape(x, dims)` with at most one -1, in row-major order.
+pub fn reshape(x: &Value, dims: &[Value], label: &str) -> Result<Value, String> {
+    let mut lengths = Vec::new();
+    for d in dims {
+        lengths.push(
+            d.scalar_int()
+                .ok_or_else(|| format!("IR error: `{label}`: a length of {}", d.describe()))?,
+        );
+    }
+    let total: usize = x.shape().iter().product();
+    let free: Vec<usize> = (0..lengths.len()).filter(|&k| lengths[k] == -1).collect();
+    if free.len() > 1 || lengths.iter().any(|&n| n < -1) {
+        return Err(format!("`{label}`: invalid shape {lengths:?}"));
+    }
+    let known: usize = lengths
+        .iter()
+        .filter(|&&n| n >= 0)
+        .map(|&n| n as usize)
+        .product();
+    let mut shape: Vec<usize> = lengths.iter().map(|&n| n.max(0) as usize).collect();
+    if let Some(&k) = free.first() {
+        if known == 0 || !total.is_multiple_of(known) {
+            return Err(format!(
+                "`{label}`: cannot reshape {:?} into {lengths:?}",
+                x.shape()
+            ));
+        }
+        shape[k] = total / known;
+    } else if known != total {
+        return Err(format!(
+            "`{label}`: cannot reshape {:?} into {lengths:?}",
+            x.shape()
+        ));
+    }
+    Ok(map_array!(x, a => {
+        let flat: Vec<_> = a.iter().copied().collect();
+        ArrayD::from_shape_vec(IxDyn(&shape), flat).expect("sizes checked above")
+    }))
+}
+
 /// numpy's `eye(n)` in f64.
 pub fn eye(n: &Value, label: &str) -> Result<Value, String> {
     let n = n

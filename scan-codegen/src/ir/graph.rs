@@ -220,6 +220,9 @@ pub enum Op {
     Full,
     /// inputs: `[n]`; numpy's `eye(n)`, an `n x n` identity.
     Eye,
+    /// inputs: `[x, d0, d1, ...]`; numpy's `reshape(x, (d0, d1, ...))` (one length may be
+    /// -1), a copy in row-major order.
+    Reshape,
     /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
     /// or of every element flattened (a vector) when `axis` is `None`.
     Cumulative {

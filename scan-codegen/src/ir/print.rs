@@ -34,6 +34,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Shape { axis } => format!("shape[{axis}]"),
             Op::Full => "full".to_string(),
             Op::Eye => "eye".to_string(),
+            Op::Reshape => "reshape".to_string(),
             Op::Cumulative { product, axis } => format!(
                 "{}{}",
                 if *product { "cumprod" } else { "cumsum" },

@@ -32,6 +32,7 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "ones",
     "full",
     "eye",
+    "reshape",
     "zeros_like",
     "ones_like",
     "arange",
@@ -175,6 +176,23 @@ impl Lowerer<'_> {
                 let dtype = self.ty(value).dtype;
                 let id = self.add(Op::Full, inputs, Type::new(dtype, dims.len()), e);
                 Some(Value { id, weak: false })
+            }
+            "reshape" => {
+                // numpy's `reshape(x, shape)`: a tuple of integer scalars (or one), one of
+                // them may be -1; the elements in row-major order.
+                check(self, arity(2, 2))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let dims: Vec<&Expr> = match &args[1].kind {
+                    ExprKind::Tuple(items) => items.iter().collect(),
+                    _ => vec![&args[1]],
+                };
+                let mut inputs = vec![x.id];
+                for d in &dims {
+                    inputs.push(self.index_operand(d, "a length of the shape")?);
+                }
+                let id = self.add(Op::Reshape, inputs, Type::new(t.dtype, dims.len()), e);
+                Some(Value { id, weak: x.weak })
             }
             "eye" => {
                 check(self, arity(1, 1))?;

@@ -187,6 +187,66 @@ pub fn full<T: Element, D: Dimension>(
     Ok(())
 }
 
+/// numpy's `reshape(x, dims)`: `x`'s elements in row-major order, copied into `out` of
+/// shape `dims`, one of which may be -1 (the length that makes the sizes agree).
+/// `Err(InvalidArgument)` naming `what` when the sizes cannot agree (with both shapes), for
+/// another negative length or more than one -1.
+pub fn reshape<T: Element, D: Dimension, Dx: Dimension>(
+    out: &mut Array<T, D>,
+    x: ArrayView<'_, T, Dx>,
+    dims: &[i64],
+    what: &str,
+) -> Result<()> {
+    let bad = |detail: String| Error::InvalidArgument {
+        what: what.to_string(),
+        detail,
+    };
+    let mut dim = D::zeros(D::NDIM.unwrap_or(dims.len()));
+    if dim.ndim() != dims.len() {
+        return Err(bad(format!(
+            "a shape of {} axes for an array of rank {}",
+            dims.len(),
+            dim.ndim()
+        )));
+    }
+    let mut free = None;
+    let mut known: usize = 1;
+    for (k, &n) in dims.iter().enumerate() {
+        match n {
+            -1 if free.is_none() => free = Some(k),
+            -1 => return Err(bad(format!("more than one -1 in the shape {dims:?}"))),
+            n => {
+                let n = usize::try_from(n)
+                    .map_err(|_| bad(format!("negative length {n} in the shape {dims:?}")))?;
+                dim[k] = n;
+                known = known
+                    .checked_mul(n)
+                    .ok_or_else(|| bad(format!("the shape {dims:?} is too large")))?;
+            }
+        }
+    }
+    let total = x.len();
+    let mismatch = || {
+        bad(format!(
+            "cannot reshape an array of shape {:?} ({total} elements) into {dims:?}",
+            x.shape()
+        ))
+    };
+    if let Some(k) = free {
+        if known == 0 || !total.is_multiple_of(known) {
+            return Err(mismatch());
+        }
+        dim[k] = total / known;
+    } else if known != total {
+        return Err(mismatch());
+    }
+    ensure_shape(out, dim);
+    for (o, &v) in out.iter_mut().zip(x.iter()) {
+        *o = v;
+    }
+    Ok(())
+}
+
 /// numpy's `eye(n)`: the `n x n` identity. `Err(InvalidArgument)` naming `what` for a
 /// negative `n` or one too large.
 pub fn eye<T: Number>(out: &mut Array2<T>, n: i64, what: &str) -> Result<()> {
@@ -290,6 +350,32 @@ fn zip_broadcast<T: Element, D: Dimension, Dv: Dimension>(
 mod tests {
     use super::*;
     use ndarray::{array, aview0, s, Array0, Array2, Array3, ArrayD, IxDyn};
+
+    #[test]
+    fn reshape_copies_in_row_major_order_and_checks_the_sizes() {
+        let m = ndarray::array![[1, 2, 3], [4, 5, 6]];
+        let mut out = ndarray::Array2::<i32>::zeros((0, 0));
+        reshape(&mut out, m.view(), &[3, -1], "r").unwrap();
+        assert_eq!(out, ndarray::array![[1, 2], [3, 4], [5, 6]]);
+        reshape(&mut out, m.t(), &[-1, 2], "r").unwrap();
+        assert_eq!(
+            out,
+            ndarray::array![[1, 4], [2, 5], [3, 6]],
+            "a view's logical order"
+        );
+        let mut v = Array1::<i32>::zeros(0);
+        reshape(&mut v, m.view(), &[-1], "r").unwrap();
+        assert_eq!(v, ndarray::array![1, 2, 3, 4, 5, 6]);
+        let e = reshape(&mut out, m.view(), &[4, -1], "reshape(m, (4, -1))").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot reshape an array of shape [2, 3] (6 elements) into [4, -1]"),
+            "{e}"
+        );
+        assert!(reshape(&mut out, m.view(), &[-1, -1], "r").is_err());
+        assert!(reshape(&mut out, m.view(), &[2, 2], "r").is_err());
+        assert!(reshape(&mut out, m.view(), &[-2, 3], "r").is_err());
+    }
 
     #[test]
     fn full_and_eye_make_their_shapes_or_say_why_not() {

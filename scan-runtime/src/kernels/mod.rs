@@ -31,7 +31,7 @@ pub use dot::{
 pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{
     arange, arange_len, assign, assign_add, copy_into, eye, fill_like, full, index, index_at,
-    index_at_mut, index_mut, scalar, slice, slice_at, slice_at_mut, slice_mut,
+    index_at_mut, index_mut, reshape, scalar, slice, slice_at, slice_at_mut, slice_mut,
 };
 pub use packed::PackedMatrix;
 pub use powers::Powers;
