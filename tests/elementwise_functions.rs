@@ -11,7 +11,7 @@ mod common;
 
 use std::f64::consts::{E, FRAC_PI_2, FRAC_PI_4, LN_2, PI};
 
-use common::{second_opinion, Value};
+use common::{assert_floats, assert_floats32, second_opinion, Value};
 use scan_runtime::prelude::*;
 
 mod f {
@@ -152,36 +152,6 @@ mod f {
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
-
-/// Float slices equal within `rtol` (relative, with 1 as the smallest scale); NaN equals
-/// NaN and infinities must match exactly.
-fn assert_floats(actual: &[f64], expected: &[f64], rtol: f64) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "lengths differ: {actual:?} vs {expected:?}"
-    );
-    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        let ok = if e.is_nan() {
-            a.is_nan()
-        } else if e.is_infinite() {
-            a == e
-        } else {
-            (a - e).abs() <= rtol * e.abs().max(1.0)
-        };
-        assert!(
-            ok,
-            "element {i}: {a} vs expected {e}\n actual: {actual:?}\n expected: {expected:?}"
-        );
-    }
-}
-
-/// [`assert_floats`] for f32 values.
-fn assert_floats32(actual: &[f32], expected: &[f32], rtol: f64) {
-    let a: Vec<f64> = actual.iter().map(|&x| f64::from(x)).collect();
-    let e: Vec<f64> = expected.iter().map(|&x| f64::from(x)).collect();
-    assert_floats(&a, &e, rtol);
-}
 
 /// Relative error at most `rtol`, for values far below 1 (where [`assert_floats`] would
 /// accept anything tiny).

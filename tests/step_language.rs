@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{second_opinion, Value};
+use common::{assert_floats, assert_floats32, second_opinion, Value};
 use scan_runtime::ndarray::Dimension;
 use scan_runtime::prelude::*;
 
@@ -70,36 +70,6 @@ fn np_slice(len: usize, start: Option<i64>, end: Option<i64>) -> std::ops::Range
     let s = start.map_or(0, resolve);
     let e = end.map_or(len, resolve);
     (s as usize)..(e.max(s) as usize)
-}
-
-/// Float slices equal within `rtol` (relative, with 1 as the smallest scale); NaN equals
-/// NaN and infinities must match exactly.
-fn assert_floats(actual: &[f64], expected: &[f64], rtol: f64) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "lengths differ: {actual:?} vs {expected:?}"
-    );
-    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        let ok = if e.is_nan() {
-            a.is_nan()
-        } else if e.is_infinite() {
-            a == e
-        } else {
-            (a - e).abs() <= rtol * e.abs().max(1.0)
-        };
-        assert!(
-            ok,
-            "element {i}: {a} vs expected {e}\n actual: {actual:?}\n expected: {expected:?}"
-        );
-    }
-}
-
-/// [`assert_floats`] for f32 values.
-fn assert_floats32(actual: &[f32], expected: &[f32], rtol: f64) {
-    let a: Vec<f64> = actual.iter().map(|&x| f64::from(x)).collect();
-    let e: Vec<f64> = expected.iter().map(|&x| f64::from(x)).collect();
-    assert_floats(&a, &e, rtol);
 }
 
 fn f64s<D: Dimension>(a: &Array<f64, D>) -> Vec<f64> {

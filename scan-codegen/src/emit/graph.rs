@@ -379,19 +379,12 @@ pub fn emit_in_place(
                 let x = arg(0).view();
                 match axis {
                     None => {
-                        let call = match op {
-                            ReduceOp::Sum => quote!(#rt::kernels::sum_all(#x)),
-                            ReduceOp::Mean => quote!(#rt::kernels::mean_all(#x)),
-                            ReduceOp::Prod => quote!(#rt::kernels::prod_all(#x)),
-                            ReduceOp::All => quote!(#rt::kernels::all_all(#x)),
-                            ReduceOp::Any => quote!(#rt::kernels::any_all(#x)),
-                            ReduceOp::ArgMax => quote!(#rt::kernels::argmax_all(#x, #label)?),
-                            ReduceOp::ArgMin => quote!(#rt::kernels::argmin_all(#x, #label)?),
-                            ReduceOp::Var => quote!(#rt::kernels::var_all(#x)),
-                            ReduceOp::Std => quote!(#rt::kernels::std_all(#x)),
-                            ReduceOp::LogSumExp => quote!(#rt::kernels::logsumexp_all(#x)),
-                            ReduceOp::Max => quote!(#rt::kernels::max_all(#x, #label)?),
-                            ReduceOp::Min => quote!(#rt::kernels::min_all(#x, #label)?),
+                        // `kernels::{name}_all`, with the label when it can fail.
+                        let f = format_ident!("{}_all", op.name());
+                        let call = if op.fails_when_empty() {
+                            quote!(#rt::kernels::#f(#x, #label)?)
+                        } else {
+                            quote!(#rt::kernels::#f(#x))
                         };
                         body.extend(quote!(let #ident: #s = #call;));
                         Repr::Scalar(ident.clone())
@@ -405,44 +398,10 @@ pub fn emit_in_place(
                         } else {
                             ident.clone()
                         };
-                        let call = match op {
-                            ReduceOp::Sum => {
-                                quote!(#rt::kernels::sum_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::Mean => {
-                                quote!(#rt::kernels::mean_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::Prod => {
-                                quote!(#rt::kernels::prod_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::All => {
-                                quote!(#rt::kernels::all_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::Any => {
-                                quote!(#rt::kernels::any_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::ArgMax => {
-                                quote!(#rt::kernels::argmax_axis(&mut #reduced, #x, #axis, #label)?;)
-                            }
-                            ReduceOp::ArgMin => {
-                                quote!(#rt::kernels::argmin_axis(&mut #reduced, #x, #axis, #label)?;)
-                            }
-                            ReduceOp::Var => {
-                                quote!(#rt::kernels::var_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::Std => {
-                                quote!(#rt::kernels::std_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::LogSumExp => {
-                                quote!(#rt::kernels::logsumexp_axis(&mut #reduced, #x, #axis)?;)
-                            }
-                            ReduceOp::Max => {
-                                quote!(#rt::kernels::max_axis(&mut #reduced, #x, #axis, #label)?;)
-                            }
-                            ReduceOp::Min => {
-                                quote!(#rt::kernels::min_axis(&mut #reduced, #x, #axis, #label)?;)
-                            }
-                        };
+                        // `kernels::{name}_axis`, with the label when it can fail.
+                        let f = format_ident!("{}_axis", op.name());
+                        let what = op.fails_when_empty().then(|| quote!(, #label));
+                        let call = quote!(#rt::kernels::#f(&mut #reduced, #x, #axis #what)?;);
                         if ty.rank == 0 {
                             body.extend(call);
                             body.extend(

@@ -336,6 +336,23 @@ impl ElemOp {
         }
     }
 
+    /// A transcendental function (a libm-class computation per element, unlike the float
+    /// rule's division, square root and roundings): worth a pass over a whole sequence
+    /// even on scalar rows (push_out_seq).
+    pub fn is_transcendental(self) -> bool {
+        self.rule() == TypeRule::Float
+            && !matches!(
+                self,
+                ElemOp::Div
+                    | ElemOp::Sqrt
+                    | ElemOp::Reciprocal
+                    | ElemOp::Floor
+                    | ElemOp::Ceil
+                    | ElemOp::Round
+                    | ElemOp::Trunc
+            )
+    }
+
     /// The dtype the operands are cast to before the operation, given the promoted dtype
     /// of the (non-condition) operands. `None` when the operands are not allowed.
     pub fn operand_dtype(self, promoted: DType) -> Option<DType> {

@@ -68,6 +68,15 @@ impl ReduceOp {
             ReduceOp::LogSumExp => "logsumexp",
         }
     }
+
+    /// Whether the reduction has no value for an empty input (an `Err` naming it): its
+    /// runtime kernels (`kernels::{name}_all`, `{name}_axis`) take the expression's label.
+    pub fn fails_when_empty(self) -> bool {
+        matches!(
+            self,
+            ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin
+        )
+    }
 }
 
 /// One step of an indexing path on the leading axis: `x[i]`, `x[a..b]`, `x[None]`; or a

@@ -151,11 +151,6 @@ impl Lowerer<'_> {
                 // of integers or one integer.
                 let (lo, hi) = if n == "full" { (2, 2) } else { (1, 1) };
                 check(self, arity(lo, hi))?;
-                let dims: Vec<&Expr> = match &args[0].kind {
-                    ExprKind::Tuple(items) => items.iter().collect(),
-                    _ => vec![&args[0]],
-                };
-                let mut inputs = Vec::new();
                 let value = if n == "full" {
                     let v = self.value(&args[1])?;
                     if self.ty(v).rank != 0 {
@@ -169,12 +164,10 @@ impl Lowerer<'_> {
                     let id = self.graph().add_const(lit, DType::F64, e.span, &e.label);
                     Value { id, weak: false }
                 };
-                inputs.push(value.id);
-                for d in &dims {
-                    inputs.push(self.index_operand(d, "a length of the shape")?);
-                }
-                let dtype = self.ty(value).dtype;
-                let id = self.add(Op::Full, inputs, Type::new(dtype, dims.len()), e);
+                let mut inputs = vec![value.id];
+                inputs.extend(self.shape_operands(&args[0])?);
+                let (dtype, rank) = (self.ty(value).dtype, inputs.len() - 1);
+                let id = self.add(Op::Full, inputs, Type::new(dtype, rank), e);
                 Some(Value { id, weak: false })
             }
             "reshape" => {
@@ -183,15 +176,10 @@ impl Lowerer<'_> {
                 check(self, arity(2, 2))?;
                 let x = self.value(&args[0])?;
                 let t = self.ty(x);
-                let dims: Vec<&Expr> = match &args[1].kind {
-                    ExprKind::Tuple(items) => items.iter().collect(),
-                    _ => vec![&args[1]],
-                };
                 let mut inputs = vec![x.id];
-                for d in &dims {
-                    inputs.push(self.index_operand(d, "a length of the shape")?);
-                }
-                let id = self.add(Op::Reshape, inputs, Type::new(t.dtype, dims.len()), e);
+                inputs.extend(self.shape_operands(&args[1])?);
+                let rank = inputs.len() - 1;
+                let id = self.add(Op::Reshape, inputs, Type::new(t.dtype, rank), e);
                 Some(Value { id, weak: x.weak })
             }
             "eye" => {
@@ -233,21 +221,7 @@ impl Lowerer<'_> {
                 let x = self.value(&args[0])?;
                 let t = self.ty(x);
                 let axis = self.axis(&args[1], t.with_rank(t.rank + 1))?;
-                let mut path = Vec::new();
-                if axis > 0 {
-                    path.push(PathStep::At(axis));
-                }
-                path.push(PathStep::NewAxis);
-                if axis > 0 {
-                    path.push(PathStep::At(0));
-                }
-                let id = self.add(
-                    Op::Subtensor { path },
-                    vec![x.id],
-                    t.with_rank(t.rank + 1),
-                    e,
-                );
-                Some(Value { id, weak: x.weak })
+                Some(self.new_axis(x, axis, e))
             }
             "outer" => {
                 // numpy's `outer(a, b)` of two vectors: `a[:, None] * b`.
@@ -267,15 +241,8 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                let id = self.add(
-                    Op::Subtensor {
-                        path: vec![PathStep::At(1), PathStep::NewAxis, PathStep::At(0)],
-                    },
-                    vec![a.id],
-                    ta.with_rank(2),
-                    e,
-                );
-                self.elemwise(ElemOp::Mul, vec![Value { id, weak: a.weak }, b], e)
+                let column = self.new_axis(a, 1, e);
+                self.elemwise(ElemOp::Mul, vec![column, b], e)
             }
             "zeros_like" | "ones_like" => {
                 check(self, arity(1, 1))?;
@@ -502,20 +469,37 @@ impl Lowerer<'_> {
     /// `r`, a reduction along `axis` of a value of rank `rank`, with that axis back as an
     /// axis of length 1 (numpy's `keepdims`), so that it broadcasts against the value.
     fn keep_axis(&mut self, r: Value, axis: Option<usize>, rank: usize, e: &Expr) -> Value {
-        let Some(axis) = axis.filter(|_| rank > 1) else {
-            return r;
+        match axis.filter(|_| rank > 1) {
+            Some(axis) => self.new_axis(r, axis, e),
+            None => r,
+        }
+    }
+
+    /// A view of `x` with a new axis of length 1 at `axis` (`x[(.., None)]` for 1).
+    fn new_axis(&mut self, x: Value, axis: usize, e: &Expr) -> Value {
+        let mut path = vec![PathStep::NewAxis];
+        if axis > 0 {
+            path = vec![PathStep::At(axis), PathStep::NewAxis, PathStep::At(0)];
+        }
+        let t = self.ty(x);
+        let id = self.add(
+            Op::Subtensor { path },
+            vec![x.id],
+            t.with_rank(t.rank + 1),
+            e,
+        );
+        Value { id, weak: x.weak }
+    }
+
+    /// The lengths of a shape (a tuple of integer scalars, or one), as i64 operands.
+    fn shape_operands(&mut self, shape: &Expr) -> Option<Vec<NodeId>> {
+        let dims: Vec<&Expr> = match &shape.kind {
+            ExprKind::Tuple(items) => items.iter().collect(),
+            _ => vec![shape],
         };
-        let mut path = Vec::new();
-        if axis > 0 {
-            path.push(PathStep::At(axis));
-        }
-        path.push(PathStep::NewAxis);
-        if axis > 0 {
-            path.push(PathStep::At(0));
-        }
-        let ty = self.ty(r).with_rank(rank);
-        let id = self.add(Op::Subtensor { path }, vec![r.id], ty, e);
-        Value { id, weak: false }
+        dims.into_iter()
+            .map(|d| self.index_operand(d, "a length of the shape"))
+            .collect()
     }
 
     /// A literal axis of a value of type `t`, negative counting from the end.

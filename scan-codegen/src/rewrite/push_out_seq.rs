@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use super::edit::{add_sequence, outer_input};
 use super::lift::{self, Source};
 use super::{each_scan, Log};
-use crate::ir::{ElemOp, Graph, NodeId, Op, ScanOp};
+use crate::ir::{Graph, NodeId, Op, ScanOp};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     each_scan(g, |g, op, inputs, label| {
@@ -89,36 +89,7 @@ fn costly(step: &Graph, src: &[Source], id: NodeId) -> bool {
     if !matches!(src[id.0], Source::Row(_)) {
         return false;
     }
-    let own = matches!(
-        node.op,
-        Op::Elemwise(
-            ElemOp::Exp
-                | ElemOp::Log
-                | ElemOp::Tanh
-                | ElemOp::Sigmoid
-                | ElemOp::Pow
-                | ElemOp::Sin
-                | ElemOp::Cos
-                | ElemOp::Tan
-                | ElemOp::Arcsin
-                | ElemOp::Arccos
-                | ElemOp::Arctan
-                | ElemOp::Sinh
-                | ElemOp::Cosh
-                | ElemOp::Arcsinh
-                | ElemOp::Arccosh
-                | ElemOp::Arctanh
-                | ElemOp::Log1p
-                | ElemOp::Expm1
-                | ElemOp::Log2
-                | ElemOp::Log10
-                | ElemOp::Exp2
-                | ElemOp::Softplus
-                | ElemOp::LogSigmoid
-                | ElemOp::Arctan2
-                | ElemOp::LogAddExp
-        )
-    );
+    let own = matches!(node.op, Op::Elemwise(op) if op.is_transcendental());
     own || node.inputs.iter().any(|&i| costly(step, src, i))
 }
 

@@ -18,8 +18,7 @@ pub fn index<'a, T, D: RemoveAxis>(
     i: i64,
     what: &str,
 ) -> Result<ArrayView<'a, T, D::Smaller>> {
-    let row = row_index(a.shape(), i, what)?;
-    Ok(a.index_axis_move(Axis(0), row))
+    index_at(a, 0, i, what)
 }
 
 /// Mutable `a[i]` on axis 0, for assignment into a row.
@@ -28,8 +27,7 @@ pub fn index_mut<'a, T, D: RemoveAxis>(
     i: i64,
     what: &str,
 ) -> Result<ArrayViewMut<'a, T, D::Smaller>> {
-    let row = row_index(a.shape(), i, what)?;
-    Ok(a.index_axis_move(Axis(0), row))
+    index_at_mut(a, 0, i, what)
 }
 
 /// The value of a 0-d array.
@@ -46,10 +44,7 @@ pub fn slice<'a, T, D: Dimension>(
     start: Option<i64>,
     end: Option<i64>,
 ) -> ArrayView<'a, T, D> {
-    match a.shape().first() {
-        Some(&len) => a.slice_axis_move(Axis(0), clamp_range(len, start, end)),
-        None => a,
-    }
+    slice_at(a, 0, start, end)
 }
 
 /// Mutable [`slice()`].
@@ -58,10 +53,7 @@ pub fn slice_mut<'a, T, D: Dimension>(
     start: Option<i64>,
     end: Option<i64>,
 ) -> ArrayViewMut<'a, T, D> {
-    match a.shape().first() {
-        Some(&len) => a.slice_axis_move(Axis(0), clamp_range(len, start, end)),
-        None => a,
-    }
+    slice_at_mut(a, 0, start, end)
 }
 
 /// `a[.., i]`: [`index`] on axis `axis` (a multi-axis index `x[(.., i)]`).

@@ -469,13 +469,20 @@ macro_rules! packed_impl {
                     return;
                 }
                 // `a` in blocks of `mr` rows, k-major, the last block padded with zeros.
+                // Every element is written here (the memory kept from the last product
+                // is not cleared first).
                 let blocks = m.div_ceil(mr);
-                self.left.clear();
                 self.left.resize(blocks * k * mr, 0.0);
                 for (b, dst) in self.left.chunks_exact_mut(k * mr).enumerate() {
-                    for r in 0..mr.min(m - b * mr) {
+                    let rows = mr.min(m - b * mr);
+                    for r in 0..rows {
                         for (kk, &x) in a.row(b * mr + r).iter().enumerate() {
                             dst[kk * mr + r] = x;
+                        }
+                    }
+                    for r in rows..mr {
+                        for kk in 0..k {
+                            dst[kk * mr + r] = 0.0;
                         }
                     }
                 }

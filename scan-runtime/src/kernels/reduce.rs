@@ -293,7 +293,7 @@ pub fn logsumexp_all<T: Float, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
         return T::ZERO.num_sub(T::ONE).div(T::ZERO);
     };
     let m = a.fold(first, |m, &x| maximum(m, x));
-    if m.is_nan() || !(m.num_sub(m) == T::ZERO) {
+    if !m.is_finite() {
         // NaN, or an infinite largest element: it is the answer (sum of exp is inf or 0).
         return m;
     }
@@ -309,7 +309,7 @@ pub fn var_axis<T: Float, D: RemoveAxis>(
     a: ArrayView<'_, T, D>,
     axis: usize,
 ) -> Result<()> {
-    lanewise(out, a, axis, var_all)
+    lanewise(out, a, axis, "axis", var_all)
 }
 
 /// See [`var_axis`].
@@ -318,7 +318,7 @@ pub fn std_axis<T: Float, D: RemoveAxis>(
     a: ArrayView<'_, T, D>,
     axis: usize,
 ) -> Result<()> {
-    lanewise(out, a, axis, std_all)
+    lanewise(out, a, axis, "axis", std_all)
 }
 
 /// See [`var_axis`].
@@ -327,17 +327,19 @@ pub fn logsumexp_axis<T: Float, D: RemoveAxis>(
     a: ArrayView<'_, T, D>,
     axis: usize,
 ) -> Result<()> {
-    lanewise(out, a, axis, logsumexp_all)
+    lanewise(out, a, axis, "axis", logsumexp_all)
 }
 
 /// Each lane along `axis` reduced by `f`.
-fn lanewise<T: Element, D: RemoveAxis>(
-    out: &mut Array<T, D::Smaller>,
+/// `Err(InvalidArgument)` naming `what` if `a` has no such axis.
+fn lanewise<T: Element, R: Element, D: RemoveAxis>(
+    out: &mut Array<R, D::Smaller>,
     a: ArrayView<'_, T, D>,
     axis: usize,
-    f: fn(ArrayView1<'_, T>) -> T,
+    what: &str,
+    f: impl Fn(ArrayView1<'_, T>) -> R,
 ) -> Result<()> {
-    let ax = check_axis(&a, axis, "axis")?;
+    let ax = check_axis(&a, axis, what)?;
     ensure_shape(out, a.raw_dim().remove_axis(ax));
     Zip::from(out)
         .and(a.lanes(ax))
@@ -517,15 +519,12 @@ fn arg_axis<T: Element, D: RemoveAxis>(
     what: &str,
     beats: impl Fn(T, T) -> bool + Copy,
 ) -> Result<()> {
-    let ax = check_axis(&a, axis, what)?;
-    if a.len_of(ax) == 0 {
+    if a.len_of(check_axis(&a, axis, what)?) == 0 {
         return Err(empty_error(what));
     }
-    ensure_shape(out, a.raw_dim().remove_axis(ax));
-    Zip::from(out)
-        .and(a.lanes(ax))
-        .for_each(|o, lane| *o = arg_extreme(lane.iter().copied(), beats).unwrap_or(0));
-    Ok(())
+    lanewise(out, a, axis, what, |lane| {
+        arg_extreme(lane.iter().copied(), beats).unwrap_or(0)
+    })
 }
 
 /// The position of the first element that no later one beats, a NaN (unequal to itself)
