@@ -6,12 +6,16 @@
 //! The kernel is the classic register-blocked one: `MR` rows of `a` (packed `k`-major, so
 //! each step of `k` reads them together) times one panel of `NR` columns of `w` (stored
 //! `k`-major), accumulated in an `MR x NR` block of registers with fused multiply-adds. It
-//! is plain Rust over fixed-size arrays, compiled inside functions built for AVX-512 or
-//! AVX2 + FMA and chosen at run time (as `isa::with_best_isa` does), where LLVM keeps the
-//! block in vector registers: 8 x 32 f32 (16 AVX-512 registers) or 6 x 16 (12 AVX2 ones),
-//! half as many columns for f64. Measured on a 2-core Intel Xeon (AVX-512), an elman step
-//! product (32 x 512 times 512 x 512, f32): 126 µs against 163 µs for faer's (which packs
-//! `w` each call).
+//! is Rust over fixed-size arrays and SIMD intrinsics, compiled inside functions built for
+//! AVX-512 or AVX2 + FMA and chosen at run time (as `isa::with_best_isa` does): 12 x 32 f32
+//! (24 AVX-512 registers) or 6 x 16 (12 AVX2 ones), half as many columns for f64; a last
+//! row block of fewer rows takes a narrower kernel (8, 4 or 1 rows). Panels are visited in
+//! order, each by every row block, the last of which prefetches the next panel into the
+//! second-level cache: a `w` larger than that cache (an LSTM's 512 x 2048) streams from
+//! the third level while the kernel computes. Measured on a 2-core Intel Xeon (AVX-512),
+//! products of the step shapes (f32, one thread): elman's 32 x 512 times 512 x 512 116 µs
+//! (8 x 32 blocks without prefetching: 158 µs; faer, which packs `w` each call: 186 µs),
+//! lstm's 32 x 512 times 512 x 2048 470 µs (609 µs; faer 900 µs).
 //!
 //! Rounding: each output element is the sum over `k` in order, by fused multiply-adds (by
 //! a multiply and an add on CPUs without FMA); like any GEMM's, it may differ from
@@ -148,56 +152,58 @@ fn store<T: Fma, const NR: usize>(
 }
 
 /// The portable kernel (CPUs without AVX2): the `R x NR` block of rows `0..R` of a packed
-/// row block times one panel, into `acc`.
+/// row block times one panel, into the first `R` rows of `acc`.
 #[inline(always)]
 fn portable<T: Fma, const R: usize, const NR: usize, const MR: usize>(
     left: &[[T; MR]],
     panel: &[[T; NR]],
-    acc: &mut [[T; NR]; R],
+    acc: &mut [[T; NR]; MR],
 ) {
-    *acc = [[T::default(); NR]; R];
+    let mut block = [[T::default(); NR]; R];
     for (a, b) in left.iter().zip(panel) {
         for r in 0..R {
             for c in 0..NR {
-                acc[r][c] = T::plain(a[r], b[c], acc[r][c]);
+                block[r][c] = T::plain(a[r], b[c], block[r][c]);
             }
         }
     }
+    acc[..R].copy_from_slice(&block);
 }
 
 /// Panels `panels` of the product into `out` (whose columns start at panel
-/// `panels.start`'s first column), each block by `full` (all `MR` rows of a row block;
-/// the rows past `m` of the last one are zeros, not stored) or by `one` (a product of one
-/// row: a vector times the matrix, not a block of padding).
+/// `panels.start`'s first column). `kernel(rows, a, panel, next, acc)` computes the block
+/// of the first `rows` rows of a packed row block (the rows past `m` of the last one are
+/// zeros, not stored; a kernel may compute a few of them) and, on the way, prefetches
+/// `next` (empty, or the panel that comes after this one): each panel is read from memory
+/// once, by the last row block, with the next one fetched meanwhile.
 #[inline(always)]
 fn run<T: Fma, const NR: usize, const MR: usize>(
     job: &Job<'_, T>,
     panels: std::ops::Range<usize>,
     out: &mut ArrayViewMut2<'_, T>,
-    full: impl Fn(&[[T; MR]], &[[T; NR]], &mut [[T; NR]; MR]),
-    one: impl Fn(&[[T; MR]], &[[T; NR]], &mut [[T; NR]; 1]),
+    kernel: impl Fn(usize, &[[T; MR]], &[[T; NR]], &[[T; NR]], &mut [[T; NR]; MR]),
 ) {
     let (m, k) = (job.m, job.k);
     let (left, _) = job.left.as_chunks::<MR>();
     let (all, _) = job.panels.as_chunks::<NR>();
     let mut acc = [[T::default(); NR]; MR];
-    let mut acc1 = [[T::default(); NR]; 1];
-    let first = panels.start;
+    let (first, end) = (panels.start, panels.end);
     for j in panels {
         let panel = &all[j * k..(j + 1) * k];
+        let next = if j + 1 < end {
+            &all[(j + 1) * k..(j + 2) * k]
+        } else {
+            &[]
+        };
         let cols = NR.min(job.n - j * NR);
         let at = (j - first) * NR;
         let mut i = 0;
         while i < m {
             let rows = MR.min(m - i);
             let a = &left[i / MR * k..(i / MR + 1) * k];
-            if rows == 1 {
-                one(a, panel, &mut acc1);
-                store(out, i, at, 1, cols, &acc1, job.add);
-            } else {
-                full(a, panel, &mut acc);
-                store(out, i, at, rows, cols, &acc, job.add);
-            }
+            let prefetch = if i + MR >= m { next } else { &[] };
+            kernel(rows, a, panel, prefetch, &mut acc);
+            store(out, i, at, rows, cols, &acc, job.add);
             i += MR;
         }
     }
@@ -205,7 +211,9 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
 
 /// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block of rows `0..R` of a packed row
 /// block times one panel, in `2 R` vector registers (LLVM left the portable loop's block
-/// in scalar registers when `R` was 8), into `acc`.
+/// in scalar registers when `R` was 8), into the first `R` rows of `acc`; the rows of
+/// `next` (the next panel, or none) are prefetched into the second-level cache, one row
+/// per row of `panel`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! simd_kernel {
     ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
@@ -216,11 +224,21 @@ macro_rules! simd_kernel {
         unsafe fn $name<const R: usize>(
             left: &[[$t; $mr]],
             panel: &[[$t; 2 * $lanes]],
-            acc: &mut [[$t; 2 * $lanes]; R],
+            next: &[[$t; 2 * $lanes]],
+            acc: &mut [[$t; 2 * $lanes]; $mr],
         ) {
             use std::arch::x86_64::*;
+            const { assert!(R <= $mr) };
             let mut c = [[$zero(); 2]; R];
-            for (a, b) in left.iter().zip(panel) {
+            for (kk, (a, b)) in left.iter().zip(panel).enumerate() {
+                if let Some(p) = next.get(kk) {
+                    // SAFETY: a prefetch never faults; `p` holds `2 * lanes` elements,
+                    // the second half starts `lanes` on.
+                    unsafe {
+                        _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().cast());
+                        _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().add($lanes).cast());
+                    }
+                }
                 // SAFETY: `b` holds `2 * lanes` elements: two unaligned loads of `lanes`.
                 let (b0, b1) = unsafe { ($load(b.as_ptr()), $load(b.as_ptr().add($lanes))) };
                 for r in 0..R {
@@ -248,7 +266,7 @@ simd_kernel!(
     "avx512f",
     f32,
     16,
-    8,
+    12,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
     _mm512_set1_ps,
@@ -261,7 +279,7 @@ simd_kernel!(
     "avx512f",
     f64,
     8,
-    8,
+    12,
     _mm512_setzero_pd,
     _mm512_loadu_pd,
     _mm512_set1_pd,
@@ -306,32 +324,34 @@ macro_rules! dispatch {
         ) {
             const E: usize = core::mem::size_of::<$t>();
             match isa {
+                // SAFETY (both x86 arms): `isa` is Avx512 only when `detect` found AVX-512F
+                // on this CPU, Avx2 only when it found AVX2 and FMA: the kernels' only
+                // requirements. Fewer rows than a block's take the narrowest kernel that
+                // covers them (the rows past them are zeros).
                 #[cfg(target_arch = "x86_64")]
-                Isa::Avx512 => run::<$t, { 128 / E }, 8>(
-                    job,
-                    panels,
-                    out,
-                    // SAFETY: `isa` is Avx512 only when `detect` found AVX-512F on this
-                    // CPU, the kernel's only requirement.
-                    |a, p, acc| unsafe { $avx512::<8>(a, p, acc) },
-                    |a, p, acc| unsafe { $avx512::<1>(a, p, acc) },
-                ),
+                Isa::Avx512 => {
+                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, a, p, n, acc| match rows {
+                        9.. => unsafe { $avx512::<12>(a, p, n, acc) },
+                        5..=8 => unsafe { $avx512::<8>(a, p, n, acc) },
+                        2..=4 => unsafe { $avx512::<4>(a, p, n, acc) },
+                        _ => unsafe { $avx512::<1>(a, p, n, acc) },
+                    })
+                }
                 #[cfg(target_arch = "x86_64")]
-                Isa::Avx2 => run::<$t, { 64 / E }, 6>(
-                    job,
-                    panels,
-                    out,
-                    // SAFETY: `isa` is Avx2 only when `detect` found AVX2 and FMA.
-                    |a, p, acc| unsafe { $avx2::<6>(a, p, acc) },
-                    |a, p, acc| unsafe { $avx2::<1>(a, p, acc) },
-                ),
-                _ => run::<$t, { 32 / E }, 4>(
-                    job,
-                    panels,
-                    out,
-                    portable::<$t, 4, { 32 / E }, 4>,
-                    portable::<$t, 1, { 32 / E }, 4>,
-                ),
+                Isa::Avx2 => {
+                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, a, p, n, acc| match rows {
+                        5.. => unsafe { $avx2::<6>(a, p, n, acc) },
+                        2..=4 => unsafe { $avx2::<4>(a, p, n, acc) },
+                        _ => unsafe { $avx2::<1>(a, p, n, acc) },
+                    })
+                }
+                _ => run::<$t, { 32 / E }, 4>(job, panels, out, |rows, a, p, _, acc| {
+                    if rows == 1 {
+                        portable::<$t, 1, { 32 / E }, 4>(a, p, acc)
+                    } else {
+                        portable::<$t, 4, { 32 / E }, 4>(a, p, acc)
+                    }
+                }),
             }
         }
     };
@@ -340,7 +360,7 @@ macro_rules! dispatch {
 /// Panel width and row block for an instruction set (as `kernels!` instantiates them).
 fn blocking(isa: Isa, elem: usize) -> (usize, usize) {
     match isa {
-        Isa::Avx512 => (128 / elem, 8),
+        Isa::Avx512 => (128 / elem, 12),
         Isa::Avx2 => (64 / elem, 6),
         Isa::Base => (32 / elem, 4),
     }
@@ -621,7 +641,7 @@ mod tests {
 
     #[test]
     fn products_of_every_shape_agree_with_the_textbook_loop() {
-        // Row counts around the blocks (4, 6, 8), column counts around the panels (4..32).
+        // Row counts around the blocks (4, 6, 8, 12), column counts around the panels (4..32).
         for &(m, k, n) in &[
             (1, 1, 1),
             (1, 7, 33),
@@ -632,6 +652,8 @@ mod tests {
             (8, 64, 65),
             (9, 17, 8),
             (13, 1, 40),
+            (20, 33, 97),
+            (25, 8, 64),
             (32, 128, 96),
             (3, 0, 5),
             (0, 4, 4),
