@@ -1,10 +1,12 @@
 //! Building blocks of the hand-written baselines: matrix products through faer (which picks
 //! AVX2/AVX-512 kernels at run time and parallelizes by its global setting), and tanh,
 //! sigmoid and exp written as straight-line arithmetic (no branches, no libm calls) so that
-//! LLVM vectorizes a loop over a slice with the default target's SSE2.
+//! LLVM vectorizes a loop over a slice: with AVX-512 or AVX2 inside `with_best_isa` (the
+//! runtime's run-time choice, which the loops calling them use), else with SSE2.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef};
+pub use scan_runtime::kernels::isa::with_best_isa;
 
 /// The float types the baselines multiply.
 pub trait Float: faer::traits::ComplexField + Copy {
@@ -155,11 +157,17 @@ pub fn tanh_f64(x: f64) -> f64 {
     r.copysign(x)
 }
 
-/// `xs[i] = tanh(xs[i])`, vectorized.
+/// `xs[i] = tanh(xs[i])`, vectorized with the best instruction set of the CPU (chosen at
+/// run time, as the runtime's maps do).
 pub fn tanh_in_place_f64(xs: &mut [f64]) {
-    for x in xs {
-        *x = tanh_f64(*x);
-    }
+    with_best_isa(
+        #[inline(always)]
+        || {
+            for x in xs {
+                *x = tanh_f64(*x);
+            }
+        },
+    )
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use scan_runtime::prelude::*;
 use scan_runtime::threads::spin;
 
 use crate::inputs::{flat, gen_f32};
-use crate::kernels::{gemm, tanh_f32};
+use crate::kernels::{gemm, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -85,11 +85,16 @@ pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
             .dot_mm_add(cur_view, h_view, inp.w.view(), "h @ W")
             .expect("B x H times H x H");
         let activate = |rows: &mut [f32]| {
-            for r in rows.chunks_exact_mut(h) {
-                for (v, &bias) in r.iter_mut().zip(b) {
-                    *v = tanh_f32(*v + bias);
-                }
-            }
+            with_best_isa(
+                #[inline(always)]
+                || {
+                    for r in rows.chunks_exact_mut(h) {
+                        for (v, &bias) in r.iter_mut().zip(b) {
+                            *v = tanh_f32(*v + bias);
+                        }
+                    }
+                },
+            )
         };
         if two_threads {
             // Half the rows on the runtime's spinning helper, as its maps do.

@@ -15,7 +15,7 @@ use scan_runtime::prelude::*;
 use scan_runtime::threads::spin;
 
 use crate::inputs::{flat, gen_f32};
-use crate::kernels::{gemm, sigmoid_f32, tanh_f32};
+use crate::kernels::{gemm, sigmoid_f32, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -104,7 +104,7 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
                 let (z_i, rest) = z_r.split_at(h);
                 let (z_f, rest) = rest.split_at(h);
                 let (z_g, z_o) = rest.split_at(h);
-                gates(&mut GateRow {
+                let mut row = GateRow {
                     z_i,
                     z_f,
                     z_g,
@@ -115,7 +115,11 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
                     b_o,
                     c: c_r,
                     h: h_r,
-                });
+                };
+                with_best_isa(
+                    #[inline(always)]
+                    || gates(&mut row),
+                );
             }
         };
         if two_threads {
@@ -148,8 +152,10 @@ struct GateRow<'a> {
 }
 
 /// The fused elementwise pass; every slice is cut to the same length first so the bounds
-/// checks go away and the loop vectorizes.
+/// checks go away and the loop vectorizes (inlined into `with_best_isa`'s AVX-512 or AVX2
+/// function).
 #[allow(clippy::needless_range_loop)]
+#[inline(always)]
 fn gates(r: &mut GateRow<'_>) {
     let n = r.h.len();
     let (z_i, z_f, z_g, z_o) = (&r.z_i[..n], &r.z_f[..n], &r.z_g[..n], &r.z_o[..n]);
