@@ -663,6 +663,20 @@ mod named {
         pub fn positional(u: ArrayView1<f64>, h0: f64, decay: f64) -> Result<Array1<f64>> {
             Ok(scan(|u_t, h_tm1, decay| decay * h_tm1 + u_t, u, h0, decay, strict = true, name = "positional"))
         }
+
+        /// Strict, as PyTensor code is written: the step reads the weights by their outer
+        /// names, which are listed in `non_sequences` (the step arguments that receive them
+        /// have other names here).
+        pub fn listed(u: ArrayView1<f64>, h0: f64, decay: f64, gain: f64) -> Result<Array1<f64>> {
+            let h = scan(
+                |u_t, h_tm1, _d, _g| decay * h_tm1 + gain * u_t,
+                sequences = u,
+                outputs_info = h0,
+                non_sequences = [decay, gain],
+                strict = true,
+            );
+            Ok(h)
+        }
     }
 }
 
@@ -684,6 +698,21 @@ fn a_named_strict_scan() {
     second_opinion(
         named::SOURCE,
         "leaky",
+        vec![
+            Value::from(u.clone()),
+            Value::from(10.0f64),
+            Value::from(0.5f64),
+            Value::from(2.0f64),
+        ],
+        vec![Value::from(got)],
+    );
+
+    let got = named::listed(u.view(), 10.0, 0.5, 2.0).unwrap();
+    assert_allclose(&got.as_slice().unwrap()[..4], &expected, 1e-15);
+    assert_eq!(got.len(), 5);
+    second_opinion(
+        named::SOURCE,
+        "listed",
         vec![
             Value::from(u.clone()),
             Value::from(10.0f64),

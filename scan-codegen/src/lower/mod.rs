@@ -34,6 +34,10 @@ struct Frame {
     poisoned: HashSet<String>,
     /// Implicit non-sequences: (node in the enclosing graph, name).
     captures: Vec<(NodeId, String)>,
+    /// The explicit non-sequences of a step: node in the enclosing graph -> the step
+    /// argument that receives it. A name read from outside that resolves to one of them
+    /// reads that argument (PyTensor's strict scans list what the step reads by name).
+    listed: HashMap<NodeId, Value>,
     strict: bool,
 }
 
@@ -44,6 +48,7 @@ impl Frame {
             names: HashMap::new(),
             poisoned: HashSet::new(),
             captures: Vec::new(),
+            listed: HashMap::new(),
             strict,
         }
     }
@@ -105,11 +110,15 @@ impl Lowerer<'_> {
             return None;
         }
         let outer = self.lookup(level - 1, name)?;
+        if let Some(&listed) = self.frames[level].listed.get(&outer.id) {
+            self.frames[level].names.insert(key, listed);
+            return Some(listed);
+        }
         let ty = self.frames[level - 1].graph.ty(outer.id);
         if self.frames[level].strict {
             self.diag.error(
                 name.span(),
-                format!("`{key}` is defined outside the step but not passed to it: with `strict = true`, add `{key}` to `non_sequences` (and a step argument for it)"),
+                format!("`{key}` is defined outside the step but not passed to it: with `strict = true`, add `{key}` to `non_sequences` (the step reads it by that name, or by the step argument that receives it)"),
             );
         }
         let frame = &mut self.frames[level];

@@ -43,8 +43,24 @@ impl Lowerer<'_> {
         // Sequences.
         let mut sequences = Vec::new();
         for s in &call.sequences {
+            let taps: Vec<(i64, proc_macro2::Span)> = match &s.taps {
+                Some((taps, _)) => taps.clone(),
+                None => vec![(0, s.value.span)],
+            };
+            // A sequence whose expression failed still gives the step its arguments, so
+            // that the step is checked and no false "takes N arguments" follows.
+            let failed = |step_inputs: &mut Vec<StepInput>| {
+                for (tap, _) in &taps {
+                    step_inputs.push(StepInput {
+                        ty: None,
+                        weak: false,
+                        describe: tap_name(&s.value.label, *tap),
+                    });
+                }
+            };
             let Some(v) = self.value(&s.value) else {
                 ok = false;
+                failed(&mut step_inputs);
                 continue;
             };
             let t = self.ty(v);
@@ -57,12 +73,9 @@ impl Lowerer<'_> {
                     ),
                 );
                 ok = false;
+                failed(&mut step_inputs);
                 continue;
             }
-            let taps: Vec<(i64, proc_macro2::Span)> = match &s.taps {
-                Some((taps, _)) => taps.clone(),
-                None => vec![(0, s.value.span)],
-            };
             ok &= rules::sequence_taps(&taps, self.diag);
             for (tap, _) in &taps {
                 step_inputs.push(StepInput {
@@ -160,11 +173,22 @@ impl Lowerer<'_> {
 
         // Explicit non-sequences.
         let mut non_sequences = Vec::new();
+        // Per explicit non-sequence's step argument (from `listed_from` on): its outer node.
+        let listed_from = step_inputs.len();
+        let mut listed_outer: Vec<Option<NodeId>> = Vec::new();
         for e in &call.non_sequences {
             let Some(v) = self.value(e) else {
                 ok = false;
+                // Still a step argument (see the sequences).
+                step_inputs.push(StepInput {
+                    ty: None,
+                    weak: false,
+                    describe: e.label.clone(),
+                });
+                listed_outer.push(None);
                 continue;
             };
+            listed_outer.push(Some(v.id));
             step_inputs.push(StepInput {
                 ty: Some(self.ty(v)),
                 weak: v.weak,
@@ -211,7 +235,16 @@ impl Lowerer<'_> {
             match input {
                 Some((ty, weak)) if arguments_ok => {
                     let id = self.graph().add_input(&param.to_string(), ty, param.span());
-                    self.bind(param, Value { id, weak });
+                    let value = Value { id, weak };
+                    self.bind(param, value);
+                    let outer = k.checked_sub(listed_from).and_then(|i| listed_outer.get(i));
+                    if let Some(Some(outer)) = outer {
+                        self.frames
+                            .last_mut()
+                            .expect("step frame")
+                            .listed
+                            .insert(*outer, value);
+                    }
                 }
                 _ => self.poison_name(param),
             }
