@@ -61,7 +61,12 @@ impl Lowerer<'_> {
                 let elem = if *op == "-" { ElemOp::Neg } else { ElemOp::Not };
                 self.elemwise(elem, vec![x], e)?
             }
-            ExprKind::Call(name, args) => return self.call(name, args, e).map(Lowered::Single),
+            ExprKind::Call(name, args) => {
+                if let Some(f) = self.own_function(name) {
+                    return self.inline(f, args, e);
+                }
+                return self.call(name, args, e).map(Lowered::Single);
+            }
             ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::MultiIndex(..) => {
                 let (base, path) = self.path(e)?;
                 let ty = self.subtensor_type(base, &path, e)?;

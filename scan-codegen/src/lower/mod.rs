@@ -4,6 +4,7 @@
 
 mod call;
 mod expr;
+mod inline;
 mod scan;
 
 use std::collections::{HashMap, HashSet};
@@ -39,6 +40,9 @@ struct Frame {
     /// reads that argument (PyTensor's strict scans list what the step reads by name).
     listed: HashMap<NodeId, Value>,
     strict: bool,
+    /// Names are not looked up outside this frame's scope: the body of an inlined
+    /// function (`inline.rs`) is being lowered in it.
+    opaque: bool,
 }
 
 impl Frame {
@@ -50,6 +54,7 @@ impl Frame {
             captures: Vec::new(),
             listed: HashMap::new(),
             strict,
+            opaque: false,
         }
     }
 }
@@ -57,6 +62,10 @@ impl Frame {
 pub struct Lowerer<'d> {
     frames: Vec<Frame>,
     diag: &'d mut Diagnostics,
+    /// The block's functions, which a call may inline (`inline.rs`).
+    functions: &'d [FnDef],
+    /// The functions being inlined, innermost last (a call of one of them is recursion).
+    inlining: Vec<String>,
 }
 
 pub fn program(p: &Program, diag: &mut Diagnostics) -> Vec<ir::Function> {
@@ -66,6 +75,8 @@ pub fn program(p: &Program, diag: &mut Diagnostics) -> Vec<ir::Function> {
             Lowerer {
                 frames: Vec::new(),
                 diag: &mut *diag,
+                functions: &p.functions,
+                inlining: vec![f.name.to_string()],
             }
             .function(f)
         })
@@ -106,7 +117,7 @@ impl Lowerer<'_> {
         if self.frames[level].poisoned.contains(&key) {
             return None;
         }
-        if level == 0 {
+        if level == 0 || self.frames[level].opaque {
             return None;
         }
         let outer = self.lookup(level - 1, name)?;
@@ -141,6 +152,9 @@ impl Lowerer<'_> {
             }
             if frame.poisoned.contains(&key) {
                 return true;
+            }
+            if frame.opaque {
+                return false;
             }
         }
         false
