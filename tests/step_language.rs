@@ -3475,3 +3475,710 @@ fn reshape_follows_numpy() {
         "{e}"
     );
 }
+
+mod joins {
+    scan_tests::program! {
+        /// numpy's `concatenate` (axis 0 by default, negative axes, a tuple of arrays),
+        /// `stack`, and lists `[a, b, c]` (`np.array([...])`), dtypes promoted.
+        pub fn joined(a: ArrayView2<f64>, b: ArrayView2<f64>, v: ArrayView1<i32>, x: f64)
+            -> Result<(Array2<f64>, Array2<f64>, Array3<f64>, Array2<i32>, Array1<f64>, Array1<f64>, Array1<bool>)> {
+            Ok((
+                concatenate([a, b]),
+                concatenate((a, b), -1),
+                stack([a, b], 1),
+                stack([v, v * 2], -1),
+                [x, 2.0 * x, 1],
+                concatenate([v, [x, -x]]),
+                [x > 0.0, false],
+            ))
+        }
+
+        /// Untyped literals in a list adapt to the typed items (f32); the list itself is a
+        /// typed array (f64 literals), as numpy's `y * np.array([1.0, 2.0])` is f64.
+        pub fn list_dtypes(y: f32) -> Result<(Array1<f32>, Array1<f64>)> {
+            Ok(([y, 1.5, 2], y * [1.0, 2.0]))
+        }
+
+        /// PyTensor's step shapes: a list of results is several outputs (not one stacked
+        /// array), and `([a, b], until(c))`.
+        pub fn list_results(u: ArrayView1<f64>, n: i64) -> Result<(Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>)> {
+            let (a, b) = scan(|u_t, acc| [acc + u_t, u_t * 2.0], sequences = u, outputs_info = [0.0, None]);
+            let (x, y) = scan(|x| ([x * 2.0, x], until(x > 10.0)), outputs_info = [1.0, None], n_steps = n);
+            Ok((a, b, x, y))
+        }
+
+        /// An AR(2) residual: the step stacks its taps into a vector.
+        pub fn ar2(u: ArrayView1<f64>, w: ArrayView1<f64>) -> Result<Array1<f64>> {
+            let ys = scan(
+                |u_tm2, u_tm1, u_t, w| u_t - dot(w, [u_tm1, u_tm2]),
+                sequences = taps(u, [-2, -1, 0]),
+                non_sequences = w,
+            );
+            Ok(ys)
+        }
+    }
+}
+
+#[test]
+fn concatenate_stack_and_lists_follow_numpy() {
+    let a = array![[1.0, 2.0], [3.0, 4.0]];
+    let b = array![[5.0, 6.0], [7.0, 8.0]];
+    let v = array![1, 2, 3];
+    let got = joins::joined(a.view(), b.view(), v.view(), 0.5).unwrap();
+    assert_eq!(
+        got.0,
+        array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]
+    );
+    assert_eq!(got.1, array![[1.0, 2.0, 5.0, 6.0], [3.0, 4.0, 7.0, 8.0]]);
+    assert_eq!(
+        got.2,
+        array![[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]],
+        "stack on axis 1: out[i, k, j] = parts[k][i, j]"
+    );
+    assert_eq!(got.3, array![[1, 2], [2, 4], [3, 6]]);
+    assert_eq!(got.4, array![0.5, 1.0, 1.0]);
+    assert_eq!(
+        got.5,
+        array![1.0, 2.0, 3.0, 0.5, -0.5],
+        "i32 and f64 give f64"
+    );
+    assert_eq!(got.6, array![true, false]);
+    second_opinion(
+        joins::SOURCE,
+        "joined",
+        vec![
+            Value::from(a.clone()),
+            Value::from(b),
+            Value::from(v.clone()),
+            Value::from(0.5),
+        ],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+            Value::from(got.6),
+        ],
+    );
+
+    // Lengths that disagree on another axis than the one joined: an Err with both shapes,
+    // from the generated code and from the evaluator.
+    let c = array![[5.0, 6.0, 7.0]];
+    let e = joins::joined(a.view(), c.view(), v.view(), 0.5).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid `concatenate([a, b])`: cannot concatenate arrays of shapes [2, 2] and [1, 3] \
+         along axis 0: their lengths on axis 1 differ"
+    );
+    let e = common::evaluate_err(
+        joins::SOURCE,
+        "joined",
+        vec![
+            Value::from(a),
+            Value::from(c),
+            Value::from(v),
+            Value::from(0.5),
+        ],
+    );
+    assert!(
+        e.contains("concatenate([a, b])") && e.contains("[2, 2] and [1, 3]"),
+        "{e}"
+    );
+
+    let got = joins::list_dtypes(0.25).unwrap();
+    assert_eq!(got.0, array![0.25f32, 1.5, 2.0]);
+    assert_eq!(got.1, array![0.25, 0.5]);
+    second_opinion(
+        joins::SOURCE,
+        "list_dtypes",
+        vec![Value::from(0.25f32)],
+        vec![Value::from(got.0), Value::from(got.1)],
+    );
+
+    let u = array![1.0, 2.0, 3.0];
+    let got = joins::list_results(u.view(), 10).unwrap();
+    assert_eq!(got.0, array![1.0, 3.0, 6.0]);
+    assert_eq!(got.1, array![2.0, 4.0, 6.0]);
+    assert_eq!(
+        got.2,
+        array![2.0, 4.0, 8.0, 16.0, 32.0],
+        "stops after x = 16 > 10"
+    );
+    assert_eq!(got.3, array![1.0, 2.0, 4.0, 8.0, 16.0]);
+    second_opinion(
+        joins::SOURCE,
+        "list_results",
+        vec![Value::from(u), Value::from(10i64)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+        ],
+    );
+
+    let u = array![1.0, 2.0, 4.0, 8.0, 16.0];
+    let w = array![0.5, 0.25];
+    let ys = joins::ar2(u.view(), w.view()).unwrap();
+    // y_t = u_t - (0.5 u_{t-1} + 0.25 u_{t-2})
+    assert_eq!(ys, array![4.0 - 1.25, 8.0 - 2.5, 16.0 - 5.0]);
+    second_opinion(
+        joins::SOURCE,
+        "ar2",
+        vec![Value::from(u), Value::from(w)],
+        vec![Value::from(ys)],
+    );
+}
+
+mod squeezes {
+    scan_tests::program! {
+        /// numpy's `squeeze` (one axis, a tuple of axes, down to a scalar) and
+        /// `broadcast_to` (new leading axes, an axis of length 1 repeated, a scalar).
+        pub fn reshaped(x: ArrayView3<f64>, y: ArrayView3<i32>, v: ArrayView1<f64>, n: i64)
+            -> Result<(Array2<f64>, Array1<i32>, i32, Array2<f64>, Array3<f64>, f64)> {
+            Ok((
+                squeeze(x, 1),
+                squeeze(y, (0, -1)),
+                squeeze(y[(.., 0..1)], (0, 1, 2)),
+                broadcast_to(v, (n, 3)),
+                broadcast_to(x, (2, 2, x.shape[2])),
+                sum(broadcast_to(2.0, (n, 2))),
+            ))
+        }
+
+        /// Each row broadcast to a matrix's shape inside a step.
+        pub fn rows(r: ArrayView2<f64>, m: ArrayView2<f64>) -> Result<Array1<f64>> {
+            let out = map(|r_t| sum(broadcast_to(r_t, (2, 3)) * m), sequences = r);
+            Ok(out)
+        }
+    }
+}
+
+#[test]
+fn squeeze_and_broadcast_to_follow_numpy() {
+    let x = Array3::from_shape_fn((2, 1, 3), |(i, _, k)| (i * 3 + k) as f64);
+    let y = Array3::from_shape_vec((1, 3, 1), vec![7, 8, 9]).unwrap();
+    let v = array![1.0, 2.0, 3.0];
+    let args = |x: &Array3<f64>, v: &Array1<f64>| {
+        vec![
+            Value::from(x.clone()),
+            Value::from(y.clone()),
+            Value::from(v.clone()),
+            Value::from(2i64),
+        ]
+    };
+    let got = squeezes::reshaped(x.view(), y.view(), v.view(), 2).unwrap();
+    assert_eq!(got.0, array![[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]);
+    assert_eq!(got.1, array![7, 8, 9]);
+    assert_eq!(got.2, 7);
+    assert_eq!(got.3, array![[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]);
+    assert_eq!(
+        got.4,
+        array![
+            [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]],
+            [[3.0, 4.0, 5.0], [3.0, 4.0, 5.0]]
+        ]
+    );
+    assert_eq!(got.5, 8.0, "2.0 broadcast to (2, 2), summed");
+    second_opinion(
+        squeezes::SOURCE,
+        "reshaped",
+        args(&x, &v),
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+        ],
+    );
+
+    // An axis of another length than 1, a shape the value does not broadcast to: Errs
+    // with the shapes, from both.
+    let x2 = Array3::<f64>::zeros((2, 2, 3));
+    let e = squeezes::reshaped(x2.view(), y.view(), v.view(), 2).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid `squeeze(x, 1)`: cannot squeeze axis 1 of an array of shape [2, 2, 3]: its \
+         length is 2, not 1"
+    );
+    let msg = common::evaluate_err(squeezes::SOURCE, "reshaped", args(&x2, &v));
+    assert!(
+        msg.contains("squeeze(x, 1)") && msg.contains("[2, 2, 3]"),
+        "{msg}"
+    );
+    let v4 = array![1.0, 2.0, 3.0, 4.0];
+    let e = squeezes::reshaped(x.view(), y.view(), v4.view(), 2).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid `broadcast_to(v,(n, 3))`: cannot broadcast an array of shape [4] to the \
+         shape [2, 3]"
+    );
+    let msg = common::evaluate_err(squeezes::SOURCE, "reshaped", args(&x, &v4));
+    assert!(
+        msg.contains("broadcast_to(v,(n, 3))") && msg.contains("[4]"),
+        "{msg}"
+    );
+
+    let r = array![[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]];
+    let m = array![[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]];
+    let out = squeezes::rows(r.view(), m.view()).unwrap();
+    assert_eq!(out, array![6.0 + 12.0, 1.0 + 2.0]);
+    second_opinion(
+        squeezes::SOURCE,
+        "rows",
+        vec![Value::from(r), Value::from(m)],
+        vec![Value::from(out)],
+    );
+}
+
+mod triangles {
+    scan_tests::program! {
+        /// numpy's `diag` both ways (with offsets), `tril`/`triu` (of a matrix and of a
+        /// stack of matrices) and PyTensor's `identity_like`.
+        pub fn parts(m: ArrayView2<f64>, v: ArrayView1<i32>, k: i64)
+            -> Result<(Array1<f64>, Array1<f64>, Array2<i32>, Array2<i32>, Array2<f64>, Array2<f64>, Array3<f64>, Array2<f64>, Array2<bool>)> {
+            Ok((
+                diag(m),
+                diag(m, -1),
+                diag(v),
+                diag(v, k),
+                tril(m),
+                triu(m, 1),
+                tril(stack([m, m * 10.0]), -k),
+                identity_like(m),
+                identity_like(m > 0.0),
+            ))
+        }
+
+        /// A step's row: the sum above the diagonal of its outer product, plus its trace.
+        pub fn quadratic(x: ArrayView2<f64>) -> Result<Array1<f64>> {
+            let out = map(|x_t| {
+                let p = outer(x_t, x_t);
+                sum(triu(p, 1)) + sum(diag(p))
+            }, sequences = x);
+            Ok(out)
+        }
+    }
+}
+
+#[test]
+fn diag_tril_triu_identity_like_follow_numpy() {
+    let m = array![
+        [1.0, 2.0, 3.0, 4.0],
+        [5.0, 6.0, 7.0, 8.0],
+        [9.0, 10.0, 11.0, 12.0]
+    ];
+    let v = array![1, 2];
+    let got = triangles::parts(m.view(), v.view(), 1).unwrap();
+    assert_eq!(got.0, array![1.0, 6.0, 11.0]);
+    assert_eq!(got.1, array![5.0, 10.0]);
+    assert_eq!(got.2, array![[1, 0], [0, 2]]);
+    assert_eq!(got.3, array![[0, 1, 0], [0, 0, 2], [0, 0, 0]]);
+    assert_eq!(
+        got.4,
+        array![
+            [1.0, 0.0, 0.0, 0.0],
+            [5.0, 6.0, 0.0, 0.0],
+            [9.0, 10.0, 11.0, 0.0]
+        ]
+    );
+    assert_eq!(
+        got.5,
+        array![
+            [0.0, 2.0, 3.0, 4.0],
+            [0.0, 0.0, 7.0, 8.0],
+            [0.0, 0.0, 0.0, 12.0]
+        ]
+    );
+    let below = array![
+        [0.0, 0.0, 0.0, 0.0],
+        [5.0, 0.0, 0.0, 0.0],
+        [9.0, 10.0, 0.0, 0.0]
+    ];
+    assert_eq!(got.6.index_axis(Axis(0), 0), below);
+    assert_eq!(got.6.index_axis(Axis(0), 1), &below * 10.0);
+    assert_eq!(
+        got.7,
+        array![
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0]
+        ]
+    );
+    assert_eq!(got.8, got.7.mapv(|x| x == 1.0));
+    second_opinion(
+        triangles::SOURCE,
+        "parts",
+        vec![Value::from(m), Value::from(v), Value::from(1i64)],
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+            Value::from(got.6),
+            Value::from(got.7),
+            Value::from(got.8),
+        ],
+    );
+
+    let x = array![[1.0, 2.0, 3.0], [0.5, -1.0, 0.0]];
+    let q = triangles::quadratic(x.view()).unwrap();
+    // [1, 2, 3]: above the diagonal 2 + 3 + 6, trace 1 + 4 + 9; [0.5, -1, 0]: -0.5, 1.25.
+    assert_eq!(q, array![11.0 + 14.0, -0.5 + 1.25]);
+    second_opinion(
+        triangles::SOURCE,
+        "quadratic",
+        vec![Value::from(x)],
+        vec![Value::from(q)],
+    );
+}
+
+mod reversals {
+    scan_tests::program! {
+        /// numpy's `v[::-1]`, `v[1:6:2]`, `v[5:1:-2]`, `m[:, ::-1]`, `m[::-1, 1:]`,
+        /// `flip(m, 0)`, `flip(m)`, `v[::s]` and `m[:, ::2] = -1`, spelled with Python's
+        /// `slice(start, stop, step)`.
+        pub fn picks(v: ArrayView1<i64>, m: ArrayView2<f64>, s: i64)
+            -> Result<(Array1<i64>, Array1<i64>, Array1<i64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array1<i64>, Array2<f64>)> {
+            Ok((
+                v[slice(None, None, -1)],
+                v[slice(1, 6, 2)],
+                v[slice(5, 1, -2)],
+                m[(.., slice(None, None, -1))],
+                m[(slice(None, None, -1), 1..)],
+                flip(m, 0),
+                flip(m),
+                v[slice(None, None, s)],
+                set_subtensor(m[(.., slice(None, None, 2))], -1.0),
+            ))
+        }
+
+        /// Each row's suffix sums: a cumulative sum of the row reversed, reversed back.
+        pub fn suffix_sums(x: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let out = map(|x_t| cumsum(flip(x_t, 0))[slice(None, None, -1)], sequences = x);
+            Ok(out)
+        }
+    }
+}
+
+#[test]
+fn stepped_slices_and_flip_follow_numpy() {
+    let v: Array1<i64> = (0..7).collect();
+    let m = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let got = reversals::picks(v.view(), m.view(), -3).unwrap();
+    assert_eq!(got.0, array![6, 5, 4, 3, 2, 1, 0]);
+    assert_eq!(got.1, array![1, 3, 5]);
+    assert_eq!(got.2, array![5, 3]);
+    assert_eq!(got.3, array![[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]);
+    assert_eq!(got.4, array![[5.0, 6.0], [2.0, 3.0]]);
+    assert_eq!(got.5, array![[4.0, 5.0, 6.0], [1.0, 2.0, 3.0]]);
+    assert_eq!(got.6, array![[6.0, 5.0, 4.0], [3.0, 2.0, 1.0]]);
+    assert_eq!(got.7, array![6, 3, 0]);
+    assert_eq!(got.8, array![[-1.0, 2.0, -1.0], [-1.0, 5.0, -1.0]]);
+    let args = |s: i64| {
+        vec![
+            Value::from(v.clone()),
+            Value::from(m.clone()),
+            Value::from(s),
+        ]
+    };
+    second_opinion(
+        reversals::SOURCE,
+        "picks",
+        args(-3),
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+            Value::from(got.6),
+            Value::from(got.7),
+            Value::from(got.8),
+        ],
+    );
+    let e = reversals::picks(v.view(), m.view(), 0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid `v[slice(None, None, s)]`: a slice step cannot be zero"
+    );
+    let msg = common::evaluate_err(reversals::SOURCE, "picks", args(0));
+    assert!(msg.contains("a slice step cannot be zero"), "{msg}");
+
+    let x = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let out = reversals::suffix_sums(x.view()).unwrap();
+    assert_eq!(out, array![[6.0, 5.0, 3.0], [15.0, 11.0, 6.0]]);
+    second_opinion(
+        reversals::SOURCE,
+        "suffix_sums",
+        vec![Value::from(x)],
+        vec![Value::from(out)],
+    );
+}
+
+mod gathers {
+    scan_tests::program! {
+        /// numpy's `m[idx]` (any integer dtype, negative from the end), `m[:, jdx]`,
+        /// `m[idx][0]`, `take(m, jdx, 1)`, `take(m, jdx)` (flattened), `take(m, -1, 0)` (a
+        /// scalar index) and `m[1:3, jdx]`.
+        pub fn gathered(m: ArrayView2<f64>, idx: ArrayView1<i32>, jdx: ArrayView1<i64>)
+            -> Result<(Array2<f64>, Array2<f64>, Array1<f64>, Array2<f64>, Array1<f64>, Array1<f64>, Array2<f64>)> {
+            Ok((
+                m[idx],
+                m[(.., jdx)],
+                m[idx][0],
+                take(m, jdx, 1),
+                take(m, jdx),
+                take(m, -1, 0),
+                m[(1..3, jdx)],
+            ))
+        }
+
+        /// An embedding lookup in a step: the rows of `emb` each step's ids name, summed.
+        pub fn embed(ids: ArrayView2<i64>, emb: ArrayView2<f64>) -> Result<Array1<f64>> {
+            let out = map(|ids_t| sum(emb[ids_t]), sequences = ids);
+            Ok(out)
+        }
+    }
+}
+
+#[test]
+fn index_arrays_and_take_follow_numpy() {
+    let m = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
+    let idx = array![2, 0, -1];
+    let jdx = array![1i64, -1];
+    let got = gathers::gathered(m.view(), idx.view(), jdx.view()).unwrap();
+    assert_eq!(
+        got.0,
+        array![[7.0, 8.0, 9.0], [1.0, 2.0, 3.0], [7.0, 8.0, 9.0]]
+    );
+    assert_eq!(got.1, array![[2.0, 3.0], [5.0, 6.0], [8.0, 9.0]]);
+    assert_eq!(got.2, array![7.0, 8.0, 9.0]);
+    assert_eq!(got.3, got.1);
+    assert_eq!(got.4, array![2.0, 9.0], "of m flattened");
+    assert_eq!(got.5, array![7.0, 8.0, 9.0]);
+    assert_eq!(got.6, array![[5.0, 6.0], [8.0, 9.0]]);
+    let args = |idx: &Array1<i32>| {
+        vec![
+            Value::from(m.clone()),
+            Value::from(idx.clone()),
+            Value::from(jdx.clone()),
+        ]
+    };
+    second_opinion(
+        gathers::SOURCE,
+        "gathered",
+        args(&idx),
+        vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+            Value::from(got.6),
+        ],
+    );
+    let bad = array![0, 3];
+    let e = gathers::gathered(m.view(), bad.view(), jdx.view()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "index 3 is out of bounds for `m[idx]` with length 3"
+    );
+    let msg = common::evaluate_err(gathers::SOURCE, "gathered", args(&bad));
+    assert!(
+        msg.contains("m[idx]") && msg.contains("index 3") && msg.contains("length 3"),
+        "{msg}"
+    );
+
+    let ids = array![[0i64, 2], [1, 1], [-1, 0]];
+    let emb = array![[0.5, 1.0], [2.0, 4.0], [8.0, 16.0]];
+    let out = gathers::embed(ids.view(), emb.view()).unwrap();
+    assert_eq!(out, array![0.5 + 1.0 + 8.0 + 16.0, 2.0 * 6.0, 24.0 + 1.5]);
+    second_opinion(
+        gathers::SOURCE,
+        "embed",
+        vec![Value::from(ids), Value::from(emb)],
+        vec![Value::from(out)],
+    );
+}
+
+mod axis_writes {
+    scan_tests::program! {
+        /// numpy's `x[:, 1] += v`, `x[1, ::2] += 10`, `t[:, :, 0] = 0` (each on a copy).
+        pub fn writes(x: ArrayView2<f64>, v: ArrayView1<f64>, t: ArrayView3<i64>)
+            -> Result<(Array2<f64>, Array2<f64>, Array3<i64>)> {
+            Ok((
+                inc_subtensor(x[(.., 1)], v),
+                inc_subtensor(x[(1, slice(None, None, 2))], 10.0),
+                set_subtensor(t[(.., .., 0)], 0),
+            ))
+        }
+
+        /// numpy's `x[idx] = v` (a repeated index keeps the last row), `x[:, idx] = 0`,
+        /// PyTensor's `inc_subtensor(x[idx], v)` (`np.add.at`: a repeated index adds
+        /// twice).
+        pub fn scatters(x: ArrayView2<f64>, idx: ArrayView1<i32>, v: ArrayView2<f64>)
+            -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+            Ok((
+                set_subtensor(x[idx], v),
+                set_subtensor(x[(.., idx)], 0.0),
+                inc_subtensor(x[idx], v),
+            ))
+        }
+
+        /// numpy's `x[x < 0] = 0`, `x[x < 0] += v` and a mask of rows `x[rows] = v`.
+        pub fn masked(x: ArrayView2<f64>, v: ArrayView1<f64>, rows: ArrayView1<bool>)
+            -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+            Ok((
+                set_subtensor(x[x < 0.0], 0.0),
+                inc_subtensor(x[x < 0.0], v),
+                set_subtensor(x[rows], v),
+            ))
+        }
+
+        /// numpy's `np.bincount`: a step adds one at each id, `c[[i_t]] += 1`.
+        pub fn bincount(ids: ArrayView1<i64>, n: i64) -> Result<Array1<f64>> {
+            let counts = scan(|i_t, c| inc_subtensor(c[[i_t]], 1.0), sequences = ids, outputs_info = zeros(n));
+            Ok(counts[-1])
+        }
+
+        /// A state matrix whose first column accumulates the sequence.
+        pub fn column_total(u: ArrayView1<f64>, s0: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let states = scan(|u_t, s| inc_subtensor(s[(.., 0)], u_t), sequences = u, outputs_info = s0);
+            Ok(states[-1])
+        }
+    }
+}
+
+#[test]
+fn set_and_inc_subtensor_on_any_axis() {
+    let x = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let v = array![10.0, 20.0];
+    let t = Array3::from_shape_vec((2, 2, 2), (0..8).collect()).unwrap();
+    let got = axis_writes::writes(x.view(), v.view(), t.view()).unwrap();
+    assert_eq!(got.0, array![[1.0, 12.0, 3.0], [4.0, 25.0, 6.0]]);
+    assert_eq!(got.1, array![[1.0, 2.0, 3.0], [14.0, 5.0, 16.0]]);
+    assert_eq!(got.2, array![[[0, 1], [0, 3]], [[0, 5], [0, 7]]]);
+    second_opinion(
+        axis_writes::SOURCE,
+        "writes",
+        vec![Value::from(x), Value::from(v), Value::from(t)],
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+
+    let x = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
+    let idx = array![2, 0, 2];
+    let v = array![[10.0, 20.0, 30.0], [40.0, 50.0, 60.0], [70.0, 80.0, 90.0]];
+    let got = axis_writes::scatters(x.view(), idx.view(), v.view()).unwrap();
+    assert_eq!(
+        got.0,
+        array![[40.0, 50.0, 60.0], [4.0, 5.0, 6.0], [70.0, 80.0, 90.0]]
+    );
+    assert_eq!(
+        got.1,
+        array![[0.0, 2.0, 0.0], [0.0, 5.0, 0.0], [0.0, 8.0, 0.0]]
+    );
+    assert_eq!(
+        got.2,
+        array![[41.0, 52.0, 63.0], [4.0, 5.0, 6.0], [87.0, 108.0, 129.0]]
+    );
+    let args = |idx: &Array1<i32>, v: &Array2<f64>| {
+        vec![
+            Value::from(x.clone()),
+            Value::from(idx.clone()),
+            Value::from(v.clone()),
+        ]
+    };
+    second_opinion(
+        axis_writes::SOURCE,
+        "scatters",
+        args(&idx, &v),
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+    let bad = array![0, -4];
+    let e = axis_writes::scatters(x.view(), bad.view(), v.view()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "index -4 is out of bounds for `set_subtensor(x[idx], v)` with length 3"
+    );
+    let msg = common::evaluate_err(axis_writes::SOURCE, "scatters", args(&bad, &v));
+    assert!(
+        msg.contains("index -4") && msg.contains("length 3"),
+        "{msg}"
+    );
+    let short = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let e = axis_writes::scatters(x.view(), idx.view(), short.view()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot broadcast shapes [3, 3] and [2, 3] together in `set_subtensor(x[idx], v)`"
+    );
+    let msg = common::evaluate_err(axis_writes::SOURCE, "scatters", args(&idx, &short));
+    assert!(msg.contains("[2, 3]") && msg.contains("[3, 3]"), "{msg}");
+
+    let x = array![[1.0, -2.0], [3.0, -4.0]];
+    let v = array![10.0, 20.0];
+    let rows = array![false, true];
+    let got = axis_writes::masked(x.view(), v.view(), rows.view()).unwrap();
+    assert_eq!(got.0, array![[1.0, 0.0], [3.0, 0.0]]);
+    assert_eq!(got.1, array![[1.0, 8.0], [3.0, 16.0]]);
+    assert_eq!(got.2, array![[1.0, -2.0], [10.0, 20.0]]);
+    let args = |v: &Array1<f64>, rows: &Array1<bool>| {
+        vec![
+            Value::from(x.clone()),
+            Value::from(v.clone()),
+            Value::from(rows.clone()),
+        ]
+    };
+    second_opinion(
+        axis_writes::SOURCE,
+        "masked",
+        args(&v, &rows),
+        vec![Value::from(got.0), Value::from(got.1), Value::from(got.2)],
+    );
+    let v3 = array![1.0, 2.0, 3.0];
+    let e = axis_writes::masked(x.view(), v3.view(), rows.view()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot broadcast shapes [2] and [3] together in `inc_subtensor(x[x < 0.0], v)`"
+    );
+    let msg = common::evaluate_err(axis_writes::SOURCE, "masked", args(&v3, &rows));
+    assert!(msg.contains("[2]") && msg.contains("[3]"), "{msg}");
+    let rows3 = array![false, true, true];
+    let e = axis_writes::masked(x.view(), v.view(), rows3.view()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid `set_subtensor(x[rows], v)`: a mask of shape [3] does not fit an array of \
+         shape [2, 2] (it covers the leading axes)"
+    );
+    let msg = common::evaluate_err(axis_writes::SOURCE, "masked", args(&v, &rows3));
+    assert!(msg.contains("[3]") && msg.contains("[2, 2]"), "{msg}");
+
+    let ids = array![0i64, 2, 2, 1, 2];
+    let counts = axis_writes::bincount(ids.view(), 3).unwrap();
+    assert_eq!(counts, array![1.0, 1.0, 3.0]);
+    second_opinion(
+        axis_writes::SOURCE,
+        "bincount",
+        vec![Value::from(ids), Value::from(3i64)],
+        vec![Value::from(counts)],
+    );
+
+    let u = array![1.0, 2.0, 3.0];
+    let s0 = array![[0.0, 0.5], [1.0, 0.0]];
+    let last = axis_writes::column_total(u.view(), s0.view()).unwrap();
+    assert_eq!(last, array![[6.0, 0.5], [7.0, 0.0]]);
+    second_opinion(
+        axis_writes::SOURCE,
+        "column_total",
+        vec![Value::from(u), Value::from(s0)],
+        vec![Value::from(last)],
+    );
+}

@@ -88,6 +88,9 @@ pub enum ExprKind {
     MultiIndex(Box<Expr>, Vec<IndexItem>),
     Cast(Box<Expr>, crate::ir::DType),
     Tuple(Vec<Expr>),
+    /// `[a, b, c]`: numpy's `np.array([a, b, c])`, the items stacked on a new leading axis
+    /// (also the list argument of `concatenate` and `stack`).
+    List(Vec<Expr>),
     Scan(Box<ScanCall>),
     /// `until(cond)`, only valid as the last value a step returns.
     Until(Box<Expr>),
@@ -170,6 +173,9 @@ pub enum IndexItem {
     Full,
     /// `a..b` (either bound may be absent): a slice of the axis.
     Range(Option<Box<Expr>>, Option<Box<Expr>>),
+    /// Python's `slice(start, stop, step)` with a step (`None` for an absent bound): numpy's
+    /// `a:b:s`, a slice that may step and go backwards.
+    Stepped(Option<Box<Expr>>, Option<Box<Expr>>, Box<Expr>),
     /// An integer: the axis is indexed away.
     Index(Box<Expr>),
     /// `None`: a new axis of length 1.

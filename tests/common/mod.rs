@@ -12,6 +12,17 @@ pub fn evaluate(source: &str, function: &str, args: Vec<Value>) -> Vec<Value> {
         .unwrap_or_else(|e| panic!("the evaluator failed on `{function}`: {e}"))
 }
 
+/// Runs `function` of `source` through the reference evaluator on inputs the generated
+/// code rejects: it must fail too, for a run-time reason (not an IR error). Returns its
+/// message.
+pub fn evaluate_err(source: &str, function: &str, args: Vec<Value>) -> String {
+    match scan_codegen::eval::run(source, function, args) {
+        Ok(values) => panic!("the evaluator accepted `{function}`: {values:?}"),
+        Err(e) if e.contains("IR error") => panic!("the evaluator failed on `{function}`: {e}"),
+        Err(e) => e,
+    }
+}
+
 /// The generated code's results agree with the evaluator's, value by value.
 pub fn agree(generated: Vec<Value>, evaluated: Vec<Value>) {
     assert_eq!(generated.len(), evaluated.len(), "number of results");

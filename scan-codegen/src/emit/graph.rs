@@ -443,6 +443,20 @@ pub fn emit_in_place(
                 );
                 repr
             }
+            Op::Concatenate { axis } | Op::Stack { axis } => {
+                let parts: Vec<TokenStream> =
+                    (0..node.inputs.len()).map(|k| arg(k).view()).collect();
+                let kernel = if matches!(node.op, Op::Stack { .. }) {
+                    quote!(stack)
+                } else {
+                    quote!(concatenate)
+                };
+                let repr = declare_buffer(&mut setup);
+                body.extend(
+                    quote!(#rt::kernels::#kernel(&mut #ident, &[#(#parts),*], #axis, #label)?;),
+                );
+                repr
+            }
             Op::Eye => {
                 let n = arg(0).scalar();
                 let repr = declare_buffer(&mut setup);
@@ -552,6 +566,81 @@ pub fn emit_in_place(
                 let x = arg(0).view();
                 body.extend(quote!(let #ident = #x.reversed_axes();));
                 Repr::View(ident.clone())
+            }
+            Op::Squeeze { axis } => {
+                let x = arg(0).view();
+                let view = quote!(#rt::kernels::squeeze(#x, #axis, #label)?);
+                if ty.rank == 0 {
+                    body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#view);));
+                    Repr::Scalar(ident.clone())
+                } else {
+                    body.extend(quote!(let #ident = #view;));
+                    Repr::View(ident.clone())
+                }
+            }
+            Op::BroadcastTo => {
+                let x = arg(0).view();
+                let dims: Vec<TokenStream> =
+                    (1..node.inputs.len()).map(|k| arg(k).scalar()).collect();
+                let dim = super::dim_type(ty.rank);
+                body.extend(quote!(
+                    let #ident = #rt::kernels::broadcast_to::<_, _, #dim>(#x, &[#(#dims),*], #label)?;
+                ));
+                Repr::View(ident.clone())
+            }
+            Op::Diag if ty.rank == 1 => {
+                // The diagonal of a matrix: a view.
+                let (m, k) = (arg(0).view(), arg(1).scalar());
+                body.extend(quote!(let #ident = #rt::kernels::diagonal(#m, #k);));
+                Repr::View(ident.clone())
+            }
+            Op::Diag => {
+                let (v, k) = (arg(0).view(), arg(1).scalar());
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::diag(&mut #ident, #v, #k, #label)?;));
+                repr
+            }
+            Op::Tri { upper } => {
+                let (x, k) = (arg(0).view(), arg(1).scalar());
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::triangle(&mut #ident, #x, #k, #upper, #label)?;));
+                repr
+            }
+            Op::Take { axis } => {
+                let (x, idx) = (arg(0).view(), arg(1).view());
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::take(&mut #ident, #x, #idx, #axis, #label)?;));
+                repr
+            }
+            Op::Scatter { axis, inc } => {
+                let (x, v, idx) = (arg(0).view(), arg(1).view(), arg(2).view());
+                let repr = declare_buffer(&mut setup);
+                let kernel = if *inc {
+                    quote!(scatter_add)
+                } else {
+                    quote!(scatter)
+                };
+                body.extend(
+                    quote!(#rt::kernels::#kernel(&mut #ident, #x, #idx, #v, #axis, #label)?;),
+                );
+                repr
+            }
+            Op::MaskSet { inc } => {
+                let (x, v, mask) = (arg(0).view(), arg(1).view(), arg(2).view());
+                let repr = declare_buffer(&mut setup);
+                let kernel = if *inc {
+                    quote!(mask_add)
+                } else {
+                    quote!(mask_set)
+                };
+                body.extend(quote!(#rt::kernels::#kernel(&mut #ident, #x, #mask, #v, #label)?;));
+                repr
+            }
+            Op::IdentityLike => {
+                let like = arg(0).view();
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::identity_like(&mut #ident, #like, #label)?;));
+                repr
             }
             Op::Permute { axes } => {
                 let x = arg(0).view();
@@ -788,10 +877,14 @@ fn walk_path(
     } else {
         (quote!(index), quote!(slice))
     };
-    let (index_at, slice_at) = if mutable {
-        (quote!(index_at_mut), quote!(slice_at_mut))
+    let (index_at, slice_at, slice_step_at) = if mutable {
+        (
+            quote!(index_at_mut),
+            quote!(slice_at_mut),
+            quote!(slice_step_at_mut),
+        )
     } else {
-        (quote!(index_at), quote!(slice_at))
+        (quote!(index_at), quote!(slice_at), quote!(slice_step_at))
     };
     // The axis the steps act on (`PathStep::At`; 0 until one says otherwise).
     let mut at = 0usize;
@@ -843,6 +936,19 @@ fn walk_path(
                         cur
                     }
                 }
+            }
+            PathStep::Stepped { start, end } => {
+                let mut bound = |present: bool| {
+                    if present {
+                        let v = next(&mut operands);
+                        quote!(::core::option::Option::Some(#v))
+                    } else {
+                        quote!(::core::option::Option::None)
+                    }
+                };
+                let (a, b) = (bound(*start), bound(*end));
+                let step = next(&mut operands);
+                quote!(#rt::kernels::#slice_step_at(#cur, #at, #a, #b, #step, #label)?)
             }
             PathStep::Slice { start, end } => {
                 let a = if *start {

@@ -33,9 +33,11 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
             let first = op.first_output_tap_input(j);
             (first..first + op.outputs[j].taps.len()).contains(&index)
         }
-        Op::Subtensor { .. } | Op::Transpose | Op::Permute { .. } => {
-            views_own_taps(op, j, node.inputs[0])
-        }
+        Op::Subtensor { .. }
+        | Op::Transpose
+        | Op::Permute { .. }
+        | Op::Squeeze { .. }
+        | Op::BroadcastTo => views_own_taps(op, j, node.inputs[0]),
         _ => false,
     }
 }

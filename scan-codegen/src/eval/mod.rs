@@ -9,6 +9,7 @@
 //! problems (sizes, indices, empty reductions) are `Err` messages naming the user's text
 //! (`label`) of the node at fault and the sizes involved.
 
+pub mod assemble;
 pub mod elemwise;
 pub mod num;
 pub mod ops;
@@ -329,6 +330,42 @@ fn eval_node(
                 return Err(ir_error(id, label, "has no inputs"));
             }
             ops::reshape(&args[0], &args[1..], label)?
+        }
+        Op::Concatenate { axis } => assemble::concatenate(&args, *axis, label)?,
+        Op::Stack { axis } => assemble::stack(&args, *axis, label)?,
+        Op::Squeeze { axis } => {
+            arity(1)?;
+            assemble::squeeze(&args[0], *axis, label)?
+        }
+        Op::Diag => {
+            arity(2)?;
+            assemble::diag(&args[0], &args[1], label)?
+        }
+        Op::Tri { upper } => {
+            arity(2)?;
+            assemble::tri(&args[0], &args[1], *upper, label)?
+        }
+        Op::Take { axis } => {
+            arity(2)?;
+            assemble::take(&args[0], &args[1], *axis, label)?
+        }
+        Op::Scatter { axis, inc } => {
+            arity(3)?;
+            assemble::scatter(&args[0], &args[1], &args[2], *axis, *inc, label)?
+        }
+        Op::MaskSet { inc } => {
+            arity(3)?;
+            assemble::mask_set(&args[0], &args[1], &args[2], *inc, label)?
+        }
+        Op::IdentityLike => {
+            arity(1)?;
+            assemble::identity_like(&args[0], label)?
+        }
+        Op::BroadcastTo => {
+            if args.is_empty() {
+                return Err(ir_error(id, label, "has no inputs"));
+            }
+            assemble::broadcast_to(&args[0], &args[1..], label)?
         }
         Op::Eye => {
             arity(1)?;

@@ -529,6 +529,45 @@ enum Resolved {
     Range(usize, usize, usize),
     /// Add an axis of length 1 at `.0`.
     NewAxis(usize),
+    /// On axis `.0`: the rows an ndarray slice picks (a stepped slice, `x[a:b:s]`).
+    Stepped(usize, Slice),
+}
+
+/// The indices Python's `slice(start, stop, step)` picks from an axis of length `len`
+/// (`slice.indices`, then `range`), written from Python's definition: bounds default to
+/// the ends the step walks from and to, negative ones count from the end, and they clamp
+/// to `-1..=len`.
+fn python_slice(len: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<usize> {
+    let n = len as i128;
+    let step = i128::from(step);
+    let clamp = |b: i128, lo: i128, hi: i128| b.max(lo).min(hi);
+    let resolve = |b: Option<i64>, default: i128| -> i128 {
+        match b {
+            None => default,
+            Some(b) if b < 0 => i128::from(b) + n,
+            Some(b) => i128::from(b),
+        }
+    };
+    let (mut i, end) = if step > 0 {
+        (
+            clamp(resolve(start, 0), 0, n),
+            clamp(resolve(stop, n), 0, n),
+        )
+    } else {
+        (
+            clamp(resolve(start, n - 1), -1, n - 1),
+            match stop {
+                None => -1,
+                Some(_) => clamp(resolve(stop, -1), -1, n - 1),
+            },
+        )
+    };
+    let mut picked = Vec::new();
+    while (step > 0 && i < end) || (step < 0 && i > end) {
+        picked.push(i as usize);
+        i += step;
+    }
+    picked
 }
 
 /// Turns the path and its operands into concrete steps for an array of shape `shape`.
@@ -592,6 +631,27 @@ fn resolve_path(
                 let e = e.max(s);
                 steps.push(Resolved::Range(at, s, e));
                 shape[at] = e - s;
+            }
+            PathStep::Stepped { start, end } => {
+                let len = leading?;
+                let s = if *start { Some(next_operand()?) } else { None };
+                let e = if *end { Some(next_operand()?) } else { None };
+                let step = next_operand()?;
+                if step == 0 {
+                    return Err(format!("`{label}`: a slice step cannot be zero"));
+                }
+                let picked = python_slice(len, s, e, step);
+                let slice = match (picked.first(), picked.last()) {
+                    (Some(&a), Some(&b)) if picked.len() > 1 => Slice::new(
+                        a.min(b) as isize,
+                        Some(a.max(b) as isize + 1),
+                        step as isize,
+                    ),
+                    (Some(&a), _) => Slice::from(a..a + 1),
+                    _ => Slice::from(0..0),
+                };
+                steps.push(Resolved::Stepped(at, slice));
+                shape[at] = picked.len();
             }
             PathStep::NewAxis => {
                 if at > shape.len() {
@@ -709,6 +769,7 @@ fn apply_path<S: RawData>(
             Resolved::Index(ax, i) => view = view.index_axis_move(Axis(ax), i),
             Resolved::Range(ax, s, e) => view.slice_axis_inplace(Axis(ax), Slice::from(s..e)),
             Resolved::NewAxis(ax) => view = view.insert_axis(Axis(ax)),
+            Resolved::Stepped(ax, slice) => view.slice_axis_inplace(Axis(ax), slice),
         }
     }
     view

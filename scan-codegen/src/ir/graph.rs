@@ -87,6 +87,10 @@ pub enum PathStep {
     Index,
     /// Takes an operand for each bound present; keeps the axis (numpy clamping).
     Slice { start: bool, end: bool },
+    /// numpy's `a:b:s` (Python's `slice(a, b, s)`): an operand for each bound present, then
+    /// the step (a non-zero i64; negative goes backwards, `x[::-1]`); keeps the axis, clamps
+    /// as Python's `slice.indices` does. A view.
+    Stepped { start: bool, end: bool },
     /// numpy's `x[None]`: a new leading axis of length 1; no operand. A view.
     NewAxis,
     /// The axis the steps after it act on (0 until one says otherwise): a multi-axis index
@@ -103,6 +107,7 @@ impl PathStep {
         match self {
             PathStep::Index => 1,
             PathStep::Slice { start, end } => *start as usize + *end as usize,
+            PathStep::Stepped { start, end } => *start as usize + *end as usize + 1,
             PathStep::NewAxis | PathStep::At(_) => 0,
             PathStep::Check(check) => check.operands(),
         }
@@ -113,7 +118,10 @@ impl PathStep {
         match self {
             PathStep::Index => -1,
             PathStep::NewAxis => 1,
-            PathStep::Slice { .. } | PathStep::Check(_) | PathStep::At(_) => 0,
+            PathStep::Slice { .. }
+            | PathStep::Stepped { .. }
+            | PathStep::Check(_)
+            | PathStep::At(_) => 0,
         }
     }
 }
@@ -232,6 +240,64 @@ pub enum Op {
     /// inputs: `[x, d0, d1, ...]`; numpy's `reshape(x, (d0, d1, ...))` (one length may be
     /// -1), a copy in row-major order.
     Reshape,
+    /// inputs: the arrays joined, of one dtype and one rank (at least 1); numpy's
+    /// `concatenate(inputs, axis)`: their lengths on every other axis agree (checked at run
+    /// time). A copy.
+    Concatenate {
+        axis: usize,
+    },
+    /// inputs: the values joined, of one dtype, one rank and (checked at run time) one
+    /// shape; numpy's `stack(inputs, axis)`, `axis` an axis of the result (one more than
+    /// theirs). A list `[a, b, c]` is `stack` on axis 0. A copy.
+    Stack {
+        axis: usize,
+    },
+    /// inputs: `[x]`; numpy's `squeeze(x, axis)`: x without its axis `axis`, whose length
+    /// must be 1 (checked at run time). A view.
+    Squeeze {
+        axis: usize,
+    },
+    /// inputs: `[x, d0, d1, ...]`; numpy's `broadcast_to(x, (d0, d1, ...))`: x's axes
+    /// aligned with the last lengths, each of x's lengths equal to its length or 1 (checked
+    /// at run time); the rank is the lengths' count. A read-only view (zero strides).
+    BroadcastTo,
+    /// inputs: `[x, k]` (k an i64 scalar); numpy's `diag(x, k)`: of a vector, the square
+    /// matrix (of side `len + |k|`) with x on its diagonal k, zeros elsewhere (a copy); of a
+    /// matrix, its diagonal k as a vector (a view; empty when k is past the matrix).
+    Diag,
+    /// inputs: `[x, k]` (x of rank 2 or more, k an i64 scalar); numpy's `tril(x, k)`
+    /// (`upper`: `triu`): x with the elements above (below) diagonal k of its last two
+    /// axes set to 0 (false). A copy.
+    Tri {
+        upper: bool,
+    },
+    /// inputs: `[x]`, a matrix; PyTensor's `identity_like(x)`: a matrix of x's shape and
+    /// dtype with ones (true) on the diagonal, zeros elsewhere.
+    IdentityLike,
+    /// inputs: `[x, idx]`, idx an i64 vector; numpy's `take(x, idx, axis)` (and `x[idx]`,
+    /// `x[(.., idx)]`): x's rows along `axis` at the indices, negative counting from the end
+    /// (out of range: an `Err` naming the expression, the index and the length). A copy of
+    /// x's rank, `idx.len()` long on `axis`.
+    Take {
+        axis: usize,
+    },
+    /// inputs: `[x, value, idx]`, idx an i64 vector; numpy's `x[.., idx, ..] = value` on
+    /// `axis` (`inc`: PyTensor's `inc_subtensor(x[idx], value)`, which adds once per
+    /// occurrence of an index, as `np.add.at`): a copy of x whose rows `idx[k]` along
+    /// `axis` are set to (incremented by) row k of `value` broadcast to the gathered shape
+    /// (x's with `idx.len()` rows on `axis`); a repeated index set twice keeps the last.
+    Scatter {
+        axis: usize,
+        inc: bool,
+    },
+    /// inputs: `[x, value, mask]`, mask a bool array of x's leading axes' shape (checked at
+    /// run time); numpy's `x[mask] = value` (`inc`: `x[mask] += value`): a copy of x whose
+    /// elements (rows, for a mask of fewer axes) where the mask is true, in row-major
+    /// order, are set to (incremented by) those of `value` broadcast to `[count, x's other
+    /// axes]`.
+    MaskSet {
+        inc: bool,
+    },
     /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
     /// or of every element flattened (a vector) when `axis` is `None`.
     Cumulative {

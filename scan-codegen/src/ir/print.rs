@@ -35,6 +35,19 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Full => "full".to_string(),
             Op::Eye => "eye".to_string(),
             Op::Reshape => "reshape".to_string(),
+            Op::Concatenate { axis } => format!("concatenate(axis={axis})"),
+            Op::Stack { axis } => format!("stack(axis={axis})"),
+            Op::Squeeze { axis } => format!("squeeze(axis={axis})"),
+            Op::BroadcastTo => "broadcast_to".to_string(),
+            Op::Diag => "diag".to_string(),
+            Op::Tri { upper } => if *upper { "triu" } else { "tril" }.to_string(),
+            Op::IdentityLike => "identity_like".to_string(),
+            Op::Take { axis } => format!("take(axis={axis})"),
+            Op::MaskSet { inc } => if *inc { "inc_mask" } else { "set_mask" }.to_string(),
+            Op::Scatter { axis, inc } => format!(
+                "{}(axis={axis})",
+                if *inc { "inc_scatter" } else { "set_scatter" }
+            ),
             Op::Cumulative { product, axis } => format!(
                 "{}{}",
                 if *product { "cumprod" } else { "cumsum" },

@@ -2,9 +2,25 @@
 //! elementwise family comes from `ir::elemwise`; the others are listed here, each with its
 //! type rule.
 
+use super::expr::Path;
 use super::{Lowerer, Value};
-use crate::ast::{Expr, ExprKind, Lit};
+use crate::ast::{Expr, ExprKind, IndexItem, Lit};
 use crate::ir::{DType, ElemOp, Literal, NodeId, Op, PathStep, ReduceOp, Type};
+
+/// What `set_subtensor` writes into.
+enum Target {
+    /// A view of the value through a path.
+    Path(Value, Path),
+    /// numpy's `x[idx] = v` on `axis`: rows of x at the indices of `idx` (an integer
+    /// vector).
+    Scatter { x: Value, idx: Value, axis: usize },
+    /// numpy's `x[mask] = v`: the elements (or rows) of x where a boolean array covering
+    /// its leading axes is true.
+    Mask { x: Value, mask: Value },
+}
+
+/// The most axes a value may have (ndarray's largest static dimension, `Ix6`).
+const MAX_RANK: usize = 6;
 
 /// Every callable name, for the "unknown function" message.
 const OTHER_FUNCTIONS: &[&str] = &[
@@ -33,6 +49,17 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "full",
     "eye",
     "reshape",
+    "concatenate",
+    "stack",
+    "squeeze",
+    "broadcast_to",
+    "diag",
+    "tril",
+    "triu",
+    "identity_like",
+    "flip",
+    "slice",
+    "take",
     "zeros_like",
     "ones_like",
     "arange",
@@ -181,6 +208,256 @@ impl Lowerer<'_> {
                 let rank = inputs.len() - 1;
                 let id = self.add(Op::Reshape, inputs, Type::new(t.dtype, rank), e);
                 Some(Value { id, weak: x.weak })
+            }
+            "concatenate" | "stack" => {
+                // numpy's `concatenate([a, b, ..], axis)` and `stack([a, b, ..], axis)`
+                // (axis 0 by default); a tuple of arrays is accepted as numpy does.
+                check(self, arity(1, 2))?;
+                let items = match &args[0].kind {
+                    ExprKind::List(items) | ExprKind::Tuple(items) => items,
+                    _ => {
+                        self.diag.error(
+                            args[0].span,
+                            format!("`{n}` takes a list of arrays: `{n}([a, b], axis)`"),
+                        );
+                        return None;
+                    }
+                };
+                self.join(items, n == "stack", args.get(1), e)
+            }
+            "squeeze" => {
+                // numpy's `squeeze(x, axis)` (or a tuple of axes): each axis, of length 1,
+                // removed; a view. Without an axis numpy removes every axis of length 1,
+                // which lengths known only at run time would decide: ranks are static.
+                let x = if args.len() == 1 {
+                    let x = self.value(&args[0])?;
+                    if self.ty(x).rank == 0 {
+                        return Some(x);
+                    }
+                    self.diag.error(
+                        e.span,
+                        "`squeeze` needs the axis to remove, `squeeze(x, 0)` or `squeeze(x, (0, 2))`: lengths are known only at run time, and the rank of every value is fixed when compiling",
+                    );
+                    return None;
+                } else {
+                    check(self, arity(2, 2))?;
+                    self.value(&args[0])?
+                };
+                let t = self.ty(x);
+                let items: Vec<&Expr> = match &args[1].kind {
+                    ExprKind::Tuple(items) => items.iter().collect(),
+                    _ => vec![&args[1]],
+                };
+                let mut axes = Vec::new();
+                for item in items {
+                    let a = self.axis(item, t)?;
+                    if axes.contains(&a) {
+                        self.diag
+                            .error(item.span, format!("axis {a} is given twice"));
+                        return None;
+                    }
+                    axes.push(a);
+                }
+                // The highest first, so that the others keep their numbers.
+                axes.sort_unstable_by(|a, b| b.cmp(a));
+                let mut v = x;
+                for axis in axes {
+                    let ty = self.ty(v);
+                    let id = self.add(
+                        Op::Squeeze { axis },
+                        vec![v.id],
+                        ty.with_rank(ty.rank - 1),
+                        e,
+                    );
+                    v = Value { id, weak: x.weak };
+                }
+                Some(v)
+            }
+            "broadcast_to" => {
+                // numpy's `broadcast_to(x, shape)`: a read-only view of x repeated along
+                // new leading axes and along its axes of length 1.
+                check(self, arity(2, 2))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let dims = self.shape_operands(&args[1])?;
+                if dims.len() < t.rank {
+                    self.diag.error(
+                        args[1].span,
+                        format!(
+                            "`broadcast_to` keeps every axis: `{}` is a {t} but the shape has {} length{}",
+                            args[0].label,
+                            dims.len(),
+                            if dims.len() == 1 { "" } else { "s" }
+                        ),
+                    );
+                    return None;
+                }
+                if dims.len() > MAX_RANK {
+                    self.diag.error(
+                        args[1].span,
+                        format!(
+                            "a shape of {} axes: at most {MAX_RANK} are supported",
+                            dims.len()
+                        ),
+                    );
+                    return None;
+                }
+                if dims.is_empty() {
+                    return Some(x);
+                }
+                let mut inputs = vec![x.id];
+                let rank = dims.len();
+                inputs.extend(dims);
+                // An array, typed as numpy's `broadcast_to(2.0, shape)` is (f64).
+                let id = self.add(Op::BroadcastTo, inputs, t.with_rank(rank), e);
+                Some(Value { id, weak: false })
+            }
+            "diag" | "tril" | "triu" => {
+                // numpy's `diag(x, k)` (a vector to a square matrix, a matrix to its
+                // diagonal) and `tril(x, k)` / `triu(x, k)` on the last two axes; k is 0 by
+                // default, any integer scalar.
+                check(self, arity(1, 2))?;
+                let x = self.value(&args[0]);
+                let k = match args.get(1) {
+                    Some(a) => self.index_operand(a, "the diagonal offset `k`"),
+                    None => Some(
+                        self.graph()
+                            .add_const(Literal::Int(0), DType::I64, e.span, "0"),
+                    ),
+                };
+                let (x, k) = (x?, k?);
+                let t = self.ty(x);
+                let (op, rank) = match n.as_str() {
+                    "diag" if t.rank == 1 => (Op::Diag, 2),
+                    "diag" if t.rank == 2 => (Op::Diag, 1),
+                    "diag" => {
+                        self.diag.error(
+                            args[0].span,
+                            format!("`diag` takes a vector (to make a matrix) or a matrix (to take its diagonal), found a {t}"),
+                        );
+                        return None;
+                    }
+                    _ if t.rank < 2 => {
+                        self.diag.error(
+                            args[0].span,
+                            format!("`{n}` takes an array of rank 2 or more (it acts on the last two axes), found a {t}"),
+                        );
+                        return None;
+                    }
+                    _ => (Op::Tri { upper: n == "triu" }, t.rank),
+                };
+                let id = self.add(op, vec![x.id, k], t.with_rank(rank), e);
+                Some(Value { id, weak: x.weak })
+            }
+            "identity_like" => {
+                // PyTensor's `identity_like(x)`: `eye(x.shape[0], x.shape[1])` in x's dtype.
+                check(self, arity(1, 1))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                if t.rank != 2 {
+                    self.diag.error(
+                        args[0].span,
+                        format!("`identity_like` takes a matrix (an identity of its shape), found a {t}"),
+                    );
+                    return None;
+                }
+                let id = self.add(Op::IdentityLike, vec![x.id], t, e);
+                Some(Value { id, weak: false })
+            }
+            "flip" => {
+                // numpy's `flip(x, axis)` (or a tuple of axes; every axis without one):
+                // `x[::-1]` on each, a view.
+                check(self, arity(1, 2))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let axes: Vec<usize> = match args.get(1) {
+                    None => (0..t.rank).collect(),
+                    Some(a) => {
+                        let items: Vec<&Expr> = match &a.kind {
+                            ExprKind::Tuple(items) => items.iter().collect(),
+                            _ => vec![a],
+                        };
+                        let mut axes = Vec::new();
+                        for item in items {
+                            let axis = self.axis(item, t)?;
+                            if axes.contains(&axis) {
+                                self.diag
+                                    .error(item.span, format!("axis {axis} is given twice"));
+                                return None;
+                            }
+                            axes.push(axis);
+                        }
+                        axes
+                    }
+                };
+                if axes.is_empty() {
+                    return Some(x);
+                }
+                let mut inputs = vec![x.id];
+                let mut path = Vec::new();
+                for &axis in &axes {
+                    if axis > 0 || !path.is_empty() {
+                        path.push(PathStep::At(axis));
+                    }
+                    path.push(PathStep::Stepped {
+                        start: false,
+                        end: false,
+                    });
+                    inputs.push(
+                        self.graph()
+                            .add_const(Literal::Int(-1), DType::I64, e.span, "-1"),
+                    );
+                }
+                if axes.iter().any(|&a| a > 0) {
+                    path.push(PathStep::At(0));
+                }
+                let id = self.add(Op::Subtensor { path }, inputs, t, e);
+                Some(Value { id, weak: x.weak })
+            }
+            "take" => {
+                // numpy's `take(x, idx, axis)`: rows of x along `axis` at the indices (an
+                // integer vector, or a scalar: x indexed on that axis); without an axis, of
+                // x flattened.
+                check(self, arity(2, 3))?;
+                let x = self.value(&args[0]);
+                let idx = self.value(&args[1]);
+                let (x, idx) = (x?, idx?);
+                let t = self.ty(x);
+                let (x, axis) = match args.get(2) {
+                    Some(a) => (x, self.axis(a, t)?),
+                    None if t.rank == 1 => (x, 0),
+                    None => {
+                        let all =
+                            self.graph()
+                                .add_const(Literal::Int(-1), DType::I64, e.span, "-1");
+                        let id = self.add(Op::Reshape, vec![x.id, all], t.with_rank(1), e);
+                        (Value { id, weak: x.weak }, 0)
+                    }
+                };
+                if !self.is_index_array(idx, &args[1], false)? {
+                    let i = self.scalar_index(idx, &args[1], "the index given to `take`")?;
+                    let path = if axis > 0 {
+                        vec![PathStep::At(axis), PathStep::Index, PathStep::At(0)]
+                    } else {
+                        vec![PathStep::Index]
+                    };
+                    let ty = self.ty(x);
+                    let id = self.add(
+                        Op::Subtensor { path },
+                        vec![x.id, i],
+                        ty.with_rank(ty.rank - 1),
+                        e,
+                    );
+                    return Some(Value { id, weak: x.weak });
+                }
+                Some(self.gather(x, idx, axis, e))
+            }
+            "slice" => {
+                self.diag.error(
+                    name.span(),
+                    "`slice(start, stop, step)` is an index, as Python's slice object: `x[slice(None, None, -1)]` is numpy's `x[::-1]`, `x[(.., slice(1, None, 2))]` is `x[:, 1::2]`",
+                );
+                None
             }
             "eye" => {
                 check(self, arity(1, 1))?;
@@ -466,6 +743,84 @@ impl Lowerer<'_> {
         Some(Value { id, weak: false })
     }
 
+    /// numpy's `stack(items, axis)` (`stack`, and a list `[a, b, c]` on axis 0) or
+    /// `concatenate(items, axis)`: the items promoted to one dtype (untyped literals
+    /// adapting), of one rank (a compile error on the first item of another rank); their
+    /// lengths are checked at run time.
+    pub(super) fn join(
+        &mut self,
+        items: &[Expr],
+        stack: bool,
+        axis: Option<&Expr>,
+        e: &Expr,
+    ) -> Option<Value> {
+        let name = match (stack, &e.kind) {
+            (true, ExprKind::List(_)) => "a list",
+            (true, _) => "`stack`",
+            (false, _) => "`concatenate`",
+        };
+        if items.is_empty() {
+            self.diag.error(
+                e.span,
+                format!("{name} needs at least one value to join: its shape would be unknown"),
+            );
+            return None;
+        }
+        let values: Vec<Option<Value>> = items.iter().map(|x| self.value(x)).collect();
+        let values: Vec<Value> = values.into_iter().collect::<Option<_>>()?;
+        let first = self.ty(values[0]);
+        for (v, item) in values.iter().zip(items) {
+            let t = self.ty(*v);
+            if !stack && t.rank == 0 {
+                self.diag.error(
+                    item.span,
+                    format!("`concatenate` joins arrays along an axis, but `{}` is a scalar: use `stack` or a list `[a, b]` to make a vector of scalars", item.label),
+                );
+                return None;
+            }
+            if t.rank != first.rank {
+                self.diag.error(
+                    item.span,
+                    format!(
+                        "{name} joins values of one rank: `{}` is a {first} but `{}` is a {t}",
+                        items[0].label, item.label
+                    ),
+                );
+                return None;
+            }
+        }
+        let rank = first.rank + usize::from(stack);
+        if rank > MAX_RANK {
+            self.diag.error(
+                e.span,
+                format!(
+                    "{name} of values of rank {} would have {rank} axes: at most {MAX_RANK} are supported",
+                    first.rank
+                ),
+            );
+            return None;
+        }
+        let axis = match axis {
+            Some(a) => self.axis(a, first.with_rank(rank))?,
+            None => 0,
+        };
+        // Untyped literals adapt to the typed items; the array made is typed, as numpy's
+        // arrays are (`x_f32 * [1.0, 2.0]` is f64, as `x * np.array([1.0, 2.0])`).
+        let dtype = self.promote(&values);
+        let inputs: Vec<NodeId> = values
+            .iter()
+            .zip(items)
+            .map(|(v, item)| self.cast(*v, dtype, item))
+            .collect();
+        let op = if stack {
+            Op::Stack { axis }
+        } else {
+            Op::Concatenate { axis }
+        };
+        let id = self.add(op, inputs, Type::new(dtype, rank), e);
+        Some(Value { id, weak: false })
+    }
+
     /// `r`, a reduction along `axis` of a value of rank `rank`, with that axis back as an
     /// axis of length 1 (numpy's `keepdims`), so that it broadcasts against the value.
     fn keep_axis(&mut self, r: Value, axis: Option<usize>, rank: usize, e: &Expr) -> Value {
@@ -531,6 +886,81 @@ impl Lowerer<'_> {
         Some(normalized as usize)
     }
 
+    /// The target of `set_subtensor`: a path into a value, or (numpy's `x[idx] = v`,
+    /// `x[:, idx] = v`) an index array on one axis of a value that is not itself indexed,
+    /// every other item `..`.
+    fn scatter_target(&mut self, target: &Expr) -> Option<Target> {
+        let plain = |b: &Expr| {
+            !matches!(
+                b.kind,
+                ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::MultiIndex(..)
+            )
+        };
+        let (base, idx, axis) = match &target.kind {
+            ExprKind::Index(base, idx) if plain(base) => (base, &**idx, 0),
+            ExprKind::MultiIndex(base, items) if plain(base) => {
+                let mut found = None;
+                for (k, item) in items.iter().enumerate() {
+                    match item {
+                        IndexItem::Full => {}
+                        IndexItem::Index(i) if found.is_none() => found = Some((&**i, k)),
+                        _ => return self.path_target(target),
+                    }
+                }
+                match found {
+                    Some((i, k)) => (base, i, k),
+                    None => return self.path_target(target),
+                }
+            }
+            _ => return self.path_target(target),
+        };
+        let x = self.value(base);
+        let v = self.value(idx);
+        let (x, v) = (x?, v?);
+        let (xt, vt) = (self.ty(x), self.ty(v));
+        if vt.dtype == DType::Bool
+            && vt.rank > 0
+            && axis == 0
+            && !matches!(target.kind, ExprKind::MultiIndex(..))
+        {
+            // numpy's `x[mask] = v`: the mask covers x's leading axes.
+            if vt.rank > xt.rank {
+                self.diag.error(
+                    idx.span,
+                    format!("the mask is a {vt} but `{}` is a {xt}: a mask covers the leading axes of the array it indexes", base.label),
+                );
+                return None;
+            }
+            return Some(Target::Mask { x, mask: v });
+        }
+        if self.is_index_array(v, idx, false)? {
+            if axis >= self.ty(x).rank {
+                let t = self.ty(x);
+                self.diag
+                    .error(target.span, format!("too many indices: the value is a {t}"));
+                return None;
+            }
+            return Some(Target::Scatter { x, idx: v, axis });
+        }
+        // A scalar index: the path `x[i]` or `x[(.., i)]`.
+        let i = self.scalar_index(v, idx, "an index")?;
+        let path = if axis > 0 {
+            vec![
+                (PathStep::At(axis), vec![]),
+                (PathStep::Index, vec![i]),
+                (PathStep::At(0), vec![]),
+            ]
+        } else {
+            vec![(PathStep::Index, vec![i])]
+        };
+        Some(Target::Path(x, path))
+    }
+
+    fn path_target(&mut self, target: &Expr) -> Option<Target> {
+        let (base, path) = self.path(target, true)?;
+        Some(Target::Path(base, path))
+    }
+
     fn set_subtensor(&mut self, target: &Expr, value: &Expr, inc: bool, e: &Expr) -> Option<Value> {
         if !matches!(
             target.kind,
@@ -539,11 +969,26 @@ impl Lowerer<'_> {
             self.diag.error(target.span, "the first argument of set_subtensor is an indexed value, such as `x[i][j]` or `x[a..b]`");
             return None;
         }
-        let (base, path) = self.path(target)?;
-        let region = self.subtensor_type(base, &path, target)?;
+        let (base, path, scatter, mask) = match self.scatter_target(target)? {
+            Target::Path(base, path) => (base, path, None, None),
+            Target::Scatter { x, idx, axis } => (x, Vec::new(), Some((idx, axis)), None),
+            Target::Mask { x, mask } => (x, Vec::new(), None, Some(mask)),
+        };
+        let base_t = self.ty(base);
+        if inc && base_t.dtype == DType::Bool {
+            self.diag.error(
+                target.span,
+                "`inc_subtensor` adds numbers, but the array is bool: use `set_subtensor`",
+            );
+            return None;
+        }
+        let region = match mask {
+            // The selected elements (or rows): one axis for them, then x's other axes.
+            Some(m) => base_t.with_rank(1 + base_t.rank - self.ty(m).rank),
+            None => self.subtensor_type(base, &path, target)?,
+        };
         let v = self.value(value)?;
         let vt = self.ty(v);
-        let base_t = self.ty(base);
         if vt.rank > region.rank {
             self.diag.error(
                 value.span,
@@ -562,6 +1007,15 @@ impl Lowerer<'_> {
             return None;
         }
         let v = self.cast(v, base_t.dtype, value);
+        if let Some(m) = mask {
+            let id = self.add(Op::MaskSet { inc }, vec![base.id, v, m.id], base_t, e);
+            return Some(Value { id, weak: false });
+        }
+        if let Some((idx, axis)) = scatter {
+            let idx = self.cast(idx, DType::I64, target);
+            let id = self.add(Op::Scatter { axis, inc }, vec![base.id, v, idx], base_t, e);
+            return Some(Value { id, weak: false });
+        }
         let mut inputs: Vec<NodeId> = vec![base.id, v];
         inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
         let steps = path.iter().map(|(s, _)| s.clone()).collect();

@@ -68,7 +68,11 @@ impl Lowerer<'_> {
                 return self.call(name, args, e).map(Lowered::Single);
             }
             ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::MultiIndex(..) => {
-                let (base, path) = self.path(e)?;
+                let (base, path) = self.path(e, false)?;
+                if path.is_empty() {
+                    // A gather (`x[idx]`) made the value; nothing left to view.
+                    return Some(Lowered::Single(base));
+                }
                 let ty = self.subtensor_type(base, &path, e)?;
                 let mut inputs = vec![base.id];
                 inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
@@ -88,6 +92,10 @@ impl Lowerer<'_> {
                 return Some(Lowered::Tuple(
                     values.into_iter().collect::<Option<Vec<_>>>()?,
                 ));
+            }
+            ExprKind::List(items) => {
+                // numpy's `np.array([a, b, c])`: the items stacked on a new leading axis.
+                return self.join(items, true, None, e).map(Lowered::Single);
             }
             ExprKind::Scan(call) => return self.scan(call),
             ExprKind::Until(_) => {
@@ -215,6 +223,11 @@ impl Lowerer<'_> {
     /// A scalar integer operand (an index, a bound, a count) as i64.
     pub(super) fn index_operand(&mut self, e: &Expr, what: &str) -> Option<NodeId> {
         let v = self.value(e)?;
+        self.scalar_index(v, e, what)
+    }
+
+    /// `v`, lowered from `e`, as a scalar integer operand (i64).
+    pub(super) fn scalar_index(&mut self, v: Value, e: &Expr, what: &str) -> Option<NodeId> {
         let t = self.ty(v);
         if t.rank != 0 || !t.dtype.is_int() {
             self.diag.error(
@@ -226,17 +239,89 @@ impl Lowerer<'_> {
         Some(self.cast(v, DType::I64, e))
     }
 
-    /// `x[i][a..b]...` -> the base value and each step with its operands.
-    pub(super) fn path(&mut self, e: &Expr) -> Option<(Value, Path)> {
+    /// Whether `v` is an index array (an integer vector: a gather, numpy's `x[idx]`); an
+    /// error spanned on `e` for a boolean or higher-rank array, or when `writing` (the
+    /// target of `set_subtensor`).
+    pub(super) fn is_index_array(&mut self, v: Value, e: &Expr, writing: bool) -> Option<bool> {
+        let t = self.ty(v);
+        if t.rank == 0 {
+            return Some(false);
+        }
+        if t.dtype == DType::Bool {
+            self.diag.error(
+                e.span,
+                format!("`{}` is a boolean mask: reading `x[mask]` is not supported; use `where_(mask, x, other)`, or `set_subtensor(x[mask], v)` to write", e.label),
+            );
+            return None;
+        }
+        if !t.dtype.is_int() || t.rank > 1 {
+            self.diag.error(
+                e.span,
+                format!("an index array is a vector of integers (numpy's `x[idx]`), found a {t}"),
+            );
+            return None;
+        }
+        if writing {
+            self.diag.error(
+                e.span,
+                "`set_subtensor`/`inc_subtensor` with an index array write into the array itself, `x[idx]` or `x[(.., idx)]` (other items `..`), not into a part of it already indexed",
+            );
+            return None;
+        }
+        Some(true)
+    }
+
+    /// The value `base` viewed through `path` (itself when the path is empty).
+    fn view_of(&mut self, base: Value, path: Path, e: &Expr) -> Option<Value> {
+        if path.is_empty() {
+            return Some(base);
+        }
+        let ty = self.subtensor_type(base, &path, e)?;
+        let mut inputs = vec![base.id];
+        inputs.extend(path.iter().flat_map(|(_, ops)| ops.iter().copied()));
+        let steps = path.into_iter().map(|(s, _)| s).collect();
+        let id = self.add(Op::Subtensor { path: steps }, inputs, ty, e);
+        Some(Value {
+            id,
+            weak: base.weak,
+        })
+    }
+
+    /// numpy's `take(x, idx, axis)` of an integer vector `idx` (any integer dtype, read as
+    /// i64): x's rows along `axis` at those indices, negative from the end; one out of range
+    /// is an `Err` naming the expression `e`.
+    pub(super) fn gather(&mut self, x: Value, idx: Value, axis: usize, e: &Expr) -> Value {
+        let idx = self.cast(idx, DType::I64, e);
+        let t = self.ty(x);
+        let id = self.add(Op::Take { axis }, vec![x.id, idx], t, e);
+        Value { id, weak: x.weak }
+    }
+
+    /// `x[i][a..b]...` -> the base value and each step with its operands. A gather
+    /// (`x[idx]`, an index array) is computed here: the path after it starts from its value.
+    /// `writing`: the target of `set_subtensor`, where a gather is an error.
+    pub(super) fn path(&mut self, e: &Expr, writing: bool) -> Option<(Value, Path)> {
         match &e.kind {
             ExprKind::Index(base, idx) => {
-                let (b, mut path) = self.path(base)?;
-                let i = self.index_operand(idx, "an index")?;
+                let (b, mut path) = self.path(base, writing)?;
+                let v = self.value(idx)?;
+                if self.is_index_array(v, idx, writing)? {
+                    let x = self.view_of(b, path, base)?;
+                    if self.ty(x).rank == 0 {
+                        self.diag.error(
+                            e.span,
+                            format!("too many indices: `{}` is a scalar", base.label),
+                        );
+                        return None;
+                    }
+                    return Some((self.gather(x, v, 0, e), Vec::new()));
+                }
+                let i = self.scalar_index(v, idx, "an index")?;
                 path.push((PathStep::Index, vec![i]));
                 Some((b, path))
             }
             ExprKind::Slice(base, start, end) => {
-                let (b, mut path) = self.path(base)?;
+                let (b, mut path) = self.path(base, writing)?;
                 let mut ops = Vec::new();
                 if let Some(s) = start {
                     ops.push(self.index_operand(s, "a slice bound")?);
@@ -254,10 +339,12 @@ impl Lowerer<'_> {
                 Some((b, path))
             }
             ExprKind::MultiIndex(base, items) => {
-                let (b, mut path) = self.path(base)?;
+                let (b, mut path) = self.path(base, writing)?;
                 // Each item acts on the axis after the ones kept before it (`At`), and
                 // chained indexing after it starts again at axis 0.
                 let mut axis = 0usize;
+                // An index array (`x[(.., idx)]`): gathered on its axis after the rest.
+                let mut gather: Option<(usize, Value)> = None;
                 for item in items {
                     let at = |path: &mut Path, axis: usize| {
                         if path.last().map(|(s, _)| s) != Some(&PathStep::At(axis)) {
@@ -267,7 +354,27 @@ impl Lowerer<'_> {
                     match item {
                         IndexItem::Full => axis += 1,
                         IndexItem::Index(i) => {
-                            let i = self.index_operand(i, "an index")?;
+                            let v = self.value(i)?;
+                            if self.is_index_array(v, i, writing)? {
+                                // numpy moves the axes of several index arrays (or one
+                                // beside integers or None) elsewhere: one, among slices.
+                                let mixed = gather.is_some()
+                                    || items.iter().any(|it| {
+                                        matches!(it, IndexItem::NewAxis)
+                                            || matches!(it, IndexItem::Index(j) if !std::ptr::eq(&**j, &**i))
+                                    });
+                                if mixed {
+                                    self.diag.error(
+                                        i.span,
+                                        "an index array in a tuple index goes with slices and `..` only (numpy would move the axes of several index arrays, or of one beside integers or None): index in two steps, `x[(.., idx)][(0, ..)]`",
+                                    );
+                                    return None;
+                                }
+                                gather = Some((axis, v));
+                                axis += 1;
+                                continue;
+                            }
+                            let i = self.scalar_index(v, i, "an index")?;
                             at(&mut path, axis);
                             path.push((PathStep::Index, vec![i]));
                         }
@@ -289,6 +396,22 @@ impl Lowerer<'_> {
                             ));
                             axis += 1;
                         }
+                        IndexItem::Stepped(start, end, step) => {
+                            let mut ops = Vec::new();
+                            for b in [start, end].into_iter().flatten() {
+                                ops.push(self.index_operand(b, "a slice bound")?);
+                            }
+                            ops.push(self.index_operand(step, "a slice step")?);
+                            at(&mut path, axis);
+                            path.push((
+                                PathStep::Stepped {
+                                    start: start.is_some(),
+                                    end: end.is_some(),
+                                },
+                                ops,
+                            ));
+                            axis += 1;
+                        }
                         IndexItem::NewAxis => {
                             at(&mut path, axis);
                             path.push((PathStep::NewAxis, Vec::new()));
@@ -301,6 +424,16 @@ impl Lowerer<'_> {
                     .any(|(s, _)| matches!(s, PathStep::At(a) if *a > 0))
                 {
                     path.push((PathStep::At(0), Vec::new()));
+                }
+                if let Some((axis, idx)) = gather {
+                    let x = self.view_of(b, path, base)?;
+                    if axis >= self.ty(x).rank {
+                        let t = self.ty(b);
+                        self.diag
+                            .error(e.span, format!("too many indices: the value is a {t}"));
+                        return None;
+                    }
+                    return Some((self.gather(x, idx, axis, e), Vec::new()));
                 }
                 Some((b, path))
             }

@@ -396,11 +396,26 @@ impl Lowerer<'_> {
         &mut self,
         result: &'e Expr,
     ) -> Option<(Vec<(Value, &'e Expr)>, Option<NodeId>)> {
-        let items: Vec<&Expr> = match &result.kind {
-            ExprKind::Tuple(items) => items.iter().collect(),
+        // PyTensor's shapes too: a list of results `[a, b]` (not one stacked array: a step
+        // returning a list returns several outputs), and `([a, b], until(c))`.
+        let mut items: Vec<&Expr> = match &result.kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().collect(),
             _ => vec![result],
         };
-        let (last, rest) = items.split_last()?;
+        if let [first, last] = items[..] {
+            if let (ExprKind::List(values) | ExprKind::Tuple(values), ExprKind::Until(_)) =
+                (&first.kind, &last.kind)
+            {
+                items = values.iter().chain([last]).collect();
+            }
+        }
+        let Some((last, rest)) = items.split_last() else {
+            self.diag.error(
+                result.span,
+                "the step returns no value: return one per output",
+            );
+            return None;
+        };
         let (values, until) = match &last.kind {
             ExprKind::Until(cond) => (rest, Some(cond)),
             _ => (&items[..], None),

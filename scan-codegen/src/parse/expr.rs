@@ -217,6 +217,14 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                     label: label(e),
                 });
             }
+            if let Some(c) = python_slice_call(&i.index) {
+                // Python's `x[slice(a, b, s)]`: one item on axis 0.
+                return Some(Expr {
+                    kind: ExprKind::MultiIndex(base, vec![python_slice(c, diag)?]),
+                    span,
+                    label: label(e),
+                });
+            }
             match &*i.index {
                 syn::Expr::Range(r) => {
                     if matches!(r.limits, syn::RangeLimits::Closed(_)) {
@@ -256,6 +264,10 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             let items: Vec<Option<Expr>> = t.elems.iter().map(|a| expr(a, diag)).collect();
             ExprKind::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?)
         }
+        syn::Expr::Array(a) => {
+            let items: Vec<Option<Expr>> = a.elems.iter().map(|x| expr(x, diag)).collect();
+            ExprKind::List(items.into_iter().collect::<Option<Vec<_>>>()?)
+        }
         syn::Expr::Closure(c) => {
             diag.error(
                 c.span(),
@@ -266,7 +278,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         other => {
             diag.error(
                 other.span(),
-                "unsupported expression in scan!: expected arithmetic, a function or method call, indexing, slicing, a cast or a tuple",
+                "unsupported expression in scan!: expected arithmetic, a function or method call, indexing, slicing, a cast, a tuple or a list",
             );
             return None;
         }
@@ -355,8 +367,66 @@ fn index_item(item: &syn::Expr, diag: &mut Diagnostics) -> Option<IndexItem> {
             Some(IndexItem::Range(start?, end?))
         }
         syn::Expr::Path(p) if p.path.is_ident("None") => Some(IndexItem::NewAxis),
-        other => expr(other, diag).map(|e| IndexItem::Index(Box::new(e))),
+        other => match python_slice_call(other) {
+            Some(c) => python_slice(c, diag),
+            None => expr(other, diag).map(|e| IndexItem::Index(Box::new(e))),
+        },
     }
+}
+
+/// `slice(..)` as an index: Python's slice object.
+fn python_slice_call(e: &syn::Expr) -> Option<&syn::ExprCall> {
+    match e {
+        syn::Expr::Call(c) => match &*c.func {
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("slice") => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Python's `slice(stop)`, `slice(start, stop)`, `slice(start, stop, step)` (numpy's
+/// `x[start:stop:step]`), each `None` when absent: a range, or a stepped slice when a step
+/// is given.
+fn python_slice(c: &syn::ExprCall, diag: &mut Diagnostics) -> Option<IndexItem> {
+    let args: Vec<&syn::Expr> = c.args.iter().collect();
+    let (start, stop, step) = match args.as_slice() {
+        [stop] => (None, Some(*stop), None),
+        [start, stop] => (Some(*start), Some(*stop), None),
+        [start, stop, step] => (Some(*start), Some(*stop), Some(*step)),
+        _ => {
+            diag.error(
+                c.span(),
+                format!(
+                    "`slice` takes 1 to 3 arguments, as Python's: `slice(stop)`, `slice(start, stop)`, `slice(start, stop, step)` (numpy's `x[start:stop:step]`, `None` for a bound left out), found {}",
+                    args.len()
+                ),
+            );
+            return None;
+        }
+    };
+    let bound = |b: Option<&syn::Expr>, diag: &mut Diagnostics| -> Option<Option<Box<Expr>>> {
+        match b {
+            None => Some(None),
+            Some(syn::Expr::Path(p)) if p.path.is_ident("None") => Some(None),
+            Some(b) => expr(b, diag).map(|e| Some(Box::new(e))),
+        }
+    };
+    let start = bound(start, diag);
+    let stop = bound(stop, diag);
+    let step = bound(step, diag);
+    let (start, stop, step) = (start?, stop?, step?);
+    if let Some(s) = &step {
+        if matches!(s.kind, ExprKind::Lit(Lit::Int(0, _))) {
+            diag.error(s.span, "a slice step cannot be zero");
+            return None;
+        }
+    }
+    Some(match (start, stop, step) {
+        (None, None, None) => IndexItem::Full,
+        (start, stop, None) => IndexItem::Range(start, stop),
+        (start, stop, Some(step)) => IndexItem::Stepped(start, stop, step),
+    })
 }
 
 fn pattern(p: &syn::Pat, diag: &mut Diagnostics) -> Option<Pattern> {

@@ -36,6 +36,8 @@ fn worth_moving(op: &Op) -> bool {
             | Op::Subtensor { .. }
             | Op::Transpose
             | Op::Permute { .. }
+            | Op::Squeeze { .. }
+            | Op::BroadcastTo
             | Op::Scan(_)
             | Op::ScanOutput { .. }
     )

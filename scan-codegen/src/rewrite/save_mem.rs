@@ -127,8 +127,9 @@ fn first_rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<usize> {
             }
         }
         PathStep::Slice { end: false, .. } => None,
-        // Made by one-step inlining only, on no scan's results; or another axis first.
-        PathStep::NewAxis | PathStep::Check(_) | PathStep::At(_) => None,
+        // Made by one-step inlining only, on no scan's results; or another axis first, or
+        // a stepped slice (which may start from the end).
+        PathStep::NewAxis | PathStep::Check(_) | PathStep::At(_) | PathStep::Stepped { .. } => None,
     }
 }
 
@@ -179,7 +180,7 @@ fn rows_read(g: &Graph, user: NodeId, output: NodeId) -> Option<(usize, String)>
             Some((k, shown))
         }
         PathStep::Slice { start: false, .. } => None,
-        PathStep::NewAxis | PathStep::Check(_) | PathStep::At(_) => None,
+        PathStep::NewAxis | PathStep::Check(_) | PathStep::At(_) | PathStep::Stepped { .. } => None,
     }
 }
 

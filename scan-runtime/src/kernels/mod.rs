@@ -6,6 +6,7 @@
 //! back as [`crate::Error`] values, never as panics.
 
 pub mod array_trace;
+pub mod assemble;
 pub mod buffer;
 pub mod dot;
 pub mod elementwise;
@@ -22,6 +23,10 @@ pub mod steps;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
 pub use array_trace::{ArrayTrace, Slot, SlotRow};
+pub use assemble::{
+    broadcast_to, concatenate, diag, diagonal, identity_like, mask_add, mask_set, scatter,
+    scatter_add, slice_step_at, slice_step_at_mut, squeeze, stack, take, triangle,
+};
 pub use buffer::{
     broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
 };
