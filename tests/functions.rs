@@ -1,6 +1,7 @@
 //! Functions of a `scan!` block calling each other: a `fn` called from a step or from
 //! another `fn` is inlined where it is called (its parameters bound to the arguments, its
-//! types checked at the call), and is still a Rust function of its own. Checked against
+//! types checked at the call), and is still a Rust function of its own; and a step
+//! function bound once with `let step = |..| ..;` passed to several scans. Checked against
 //! hand-written loops and the reference evaluator.
 
 mod common;
@@ -51,6 +52,16 @@ mod programs {
             let y = x * by;
             Ok(y)
         }
+
+        /// One step function bound once and passed to two scans (a bidirectional RNN's
+        /// two directions), and to a map.
+        pub fn both_ways(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+            let step = |x_t, h_tm1, w| tanh(x_t + h_tm1.dot(w));
+            let forward = scan(step, sequences = x, outputs_info = h0, non_sequences = w);
+            let backward = scan(step, sequences = x, outputs_info = h0, non_sequences = w, go_backwards = true);
+            let double = |v| v * 2.0;
+            Ok((forward, backward, map(double, sequences = forward)))
+        }
     }
 }
 
@@ -78,6 +89,41 @@ fn a_step_calls_a_function_of_the_block() {
         "rnn",
         vec![Value::from(x), Value::from(h0), Value::from(w)],
         vec![Value::from(hs)],
+    );
+}
+
+#[test]
+fn a_step_function_bound_once_serves_several_scans() {
+    let (t_len, n) = (6, 4);
+    let x = matrix(t_len, n, 4);
+    let h0 = matrix(1, n, 5).row(0).to_owned();
+    let w = matrix(n, n, 6);
+    let (fwd, bwd, double) = programs::both_ways(x.view(), h0.view(), w.view()).unwrap();
+    let run = |order: Vec<usize>| {
+        let mut h = h0.to_vec();
+        let mut out = Vec::new();
+        for t in order {
+            h = (0..n)
+                .map(|j| (x[[t, j]] + (0..n).map(|i| h[i] * w[[i, j]]).sum::<f64>()).tanh())
+                .collect();
+            out.extend(h.iter().copied());
+        }
+        out
+    };
+    let want_fwd = run((0..t_len).collect());
+    assert_floats(fwd.as_slice().unwrap(), &want_fwd, 1e-15);
+    assert_floats(
+        bwd.as_slice().unwrap(),
+        &run((0..t_len).rev().collect()),
+        1e-15,
+    );
+    let want_double: Vec<f64> = want_fwd.iter().map(|v| v * 2.0).collect();
+    assert_floats(double.as_slice().unwrap(), &want_double, 1e-15);
+    second_opinion(
+        programs::SOURCE,
+        "both_ways",
+        vec![Value::from(x), Value::from(h0), Value::from(w)],
+        vec![Value::from(fwd), Value::from(bwd), Value::from(double)],
     );
 }
 

@@ -2,7 +2,9 @@
 //! (numpy's vocabulary, no workarounds), each checked against an independent hand-written
 //! Rust loop and against the reference evaluator: an HMM forward-backward pass in log space,
 //! a GARCH(1,1) likelihood, a CRF Viterbi decode with its backtrace, a masked LSTM over a
-//! batch with its gates cut from one merged pre-activation by column slices.
+//! batch with its gates cut from one merged pre-activation by column slices, an AR(3)
+//! likelihood whose step stacks its taps into a vector, and a bidirectional GRU (one step
+//! function for both directions) whose directions are concatenated on the feature axis.
 
 mod common;
 
@@ -345,5 +347,130 @@ fn masked_lstm_keeps_the_state_of_masked_rows() {
             Value::from(b),
         ],
         vec![Value::from(h)],
+    );
+}
+
+mod more {
+    scan_tests::program! {
+        /// AR(p) Gaussian log-likelihood, p = 3: the step stacks its three taps into a
+        /// vector and takes its dot with the coefficients.
+        pub fn ar3(y: ArrayView1<f64>, phi: ArrayView1<f64>, sigma: f64) -> Result<f64> {
+            let ll = scan(
+                |y_tm3, y_tm2, y_tm1, y_t, phi, sigma| {
+                    let mean = dot(phi, [y_tm1, y_tm2, y_tm3]);
+                    let e = (y_t - mean) / sigma;
+                    -0.5 * e * e - log(sigma) - 0.5 * log(2.0 * pi)
+                },
+                sequences = taps(y, [-3, -2, -1, 0]),
+                non_sequences = [phi, sigma],
+            );
+            Ok(sum(ll))
+        }
+
+        /// A bidirectional GRU over a batch: one step function for both directions, the
+        /// backward states flipped back into time order and concatenated with the forward
+        /// ones on the feature axis.
+        pub fn bigru(
+            x: ArrayView3<f64>,
+            w: ArrayView2<f64>,
+            u: ArrayView2<f64>,
+        ) -> Result<Array3<f64>> {
+            let h0 = zeros((x.shape[1], u.shape[0]));
+            let gru = |x_t, h_tm1, w, u| {
+                let n = h_tm1.shape[1];
+                let xw = x_t.dot(w);
+                let hu = h_tm1.dot(u[(.., ..2 * n)]);
+                let z = sigmoid(xw[(.., ..n)] + hu[(.., ..n)]);
+                let r = sigmoid(xw[(.., n..2 * n)] + hu[(.., n..)]);
+                let c = tanh(xw[(.., 2 * n..)] + (r * h_tm1).dot(u[(.., 2 * n..)]));
+                (1.0 - z) * c + z * h_tm1
+            };
+            let forward = scan(gru, sequences = x, outputs_info = h0, non_sequences = [w, u]);
+            let backward = scan(gru, sequences = x, outputs_info = h0, non_sequences = [w, u], go_backwards = true);
+            Ok(concatenate([forward, flip(backward, 0)], 2))
+        }
+    }
+}
+
+#[test]
+fn an_ar3_likelihood_stacks_its_taps() {
+    let y: Array1<f64> = (0..30)
+        .map(|i| ((i as f64) * 0.9).sin() + 0.1 * i as f64)
+        .collect();
+    let phi = array![0.5, -0.2, 0.1];
+    let sigma = 0.7;
+    let ll = more::ar3(y.view(), phi.view(), sigma).unwrap();
+    let mut want = 0.0;
+    for t in 3..y.len() {
+        let mean = phi[0] * y[t - 1] + phi[1] * y[t - 2] + phi[2] * y[t - 3];
+        let e = (y[t] - mean) / sigma;
+        want += -0.5 * e * e - f64::ln(sigma) - 0.5 * (2.0 * std::f64::consts::PI).ln();
+    }
+    assert_floats(&[ll], &[want], 1e-13);
+    second_opinion(
+        more::SOURCE,
+        "ar3",
+        vec![Value::from(y), Value::from(phi), Value::from(sigma)],
+        vec![Value::from(ll)],
+    );
+}
+
+#[test]
+fn a_bidirectional_gru_concatenates_its_directions() {
+    let (t_len, batch, inputs, hidden) = (5, 2, 3, 4);
+    let x = Array3::from_shape_vec(
+        (t_len, batch, inputs),
+        matrix(t_len * batch, inputs, 21)
+            .into_raw_vec_and_offset()
+            .0,
+    )
+    .unwrap();
+    let w = matrix(inputs, 3 * hidden, 22);
+    let u = matrix(hidden, 3 * hidden, 23);
+    let out = more::bigru(x.view(), w.view(), u.view()).unwrap();
+    assert_eq!(out.dim(), (t_len, batch, 2 * hidden));
+
+    let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+    // One direction: the states h_t for the steps in `order`, stored at their time index.
+    let run = |order: Vec<usize>| {
+        let mut states = vec![vec![vec![0.0; hidden]; batch]; t_len];
+        let mut h = vec![vec![0.0; hidden]; batch];
+        for t in order {
+            for r in 0..batch {
+                let xw: Vec<f64> = (0..3 * hidden)
+                    .map(|j| (0..inputs).map(|i| x[[t, r, i]] * w[[i, j]]).sum())
+                    .collect();
+                let hu = |v: &[f64], j: usize| (0..hidden).map(|i| v[i] * u[[i, j]]).sum::<f64>();
+                let z: Vec<f64> = (0..hidden).map(|j| sig(xw[j] + hu(&h[r], j))).collect();
+                let rg: Vec<f64> = (0..hidden)
+                    .map(|j| sig(xw[hidden + j] + hu(&h[r], hidden + j)))
+                    .collect();
+                let rh: Vec<f64> = (0..hidden).map(|j| rg[j] * h[r][j]).collect();
+                let c: Vec<f64> = (0..hidden)
+                    .map(|j| (xw[2 * hidden + j] + hu(&rh, 2 * hidden + j)).tanh())
+                    .collect();
+                h[r] = (0..hidden)
+                    .map(|j| (1.0 - z[j]) * c[j] + z[j] * h[r][j])
+                    .collect();
+            }
+            states[t] = h.clone();
+        }
+        states
+    };
+    let fwd = run((0..t_len).collect());
+    let bwd = run((0..t_len).rev().collect());
+    let mut want = Vec::new();
+    for t in 0..t_len {
+        for r in 0..batch {
+            want.extend(fwd[t][r].iter().copied());
+            want.extend(bwd[t][r].iter().copied());
+        }
+    }
+    assert_floats(out.as_slice().unwrap(), &want, 1e-14);
+    second_opinion(
+        more::SOURCE,
+        "bigru",
+        vec![Value::from(x), Value::from(w), Value::from(u)],
+        vec![Value::from(out)],
     );
 }

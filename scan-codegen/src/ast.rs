@@ -2,6 +2,7 @@
 //! resolution or typing. Built by `parse`, consumed by `lower`.
 
 use proc_macro2::Span;
+use std::rc::Rc;
 
 use crate::ir::Type;
 
@@ -91,6 +92,9 @@ pub enum ExprKind {
     /// `[a, b, c]`: numpy's `np.array([a, b, c])`, the items stacked on a new leading axis
     /// (also the list argument of `concatenate` and `stack`).
     List(Vec<Expr>),
+    /// A closure, valid as the value of `let name = |..| ..;` (a step function for later
+    /// scans) and as a scan's step.
+    Closure(Rc<StepFn>),
     Scan(Box<ScanCall>),
     /// `until(cond)`, only valid as the last value a step returns.
     Until(Box<Expr>),
@@ -151,10 +155,17 @@ pub struct StepFn {
     pub body: Block,
 }
 
+/// A scan's step: a closure written in the call, or the name of one bound by
+/// `let step = |..| ..;` (PyTensor code passes one step function to several scans).
+pub enum StepSource {
+    Closure(Rc<StepFn>),
+    Name(syn::Ident),
+}
+
 pub struct ScanCall {
     pub kind: ScanKind,
     pub span: Span,
-    pub step: StepFn,
+    pub step: StepSource,
     pub sequences: Vec<Tapped>,
     /// `None` when outputs_info was not given.
     pub outputs_info: Option<(Vec<OutputInfo>, Span)>,

@@ -19,4 +19,15 @@ scan! {
     }
 }
 
+
+scan! {
+    pub fn steps(x: ArrayView1<f64>) -> Result<Array1<f64>> {
+        let step = |x_t, acc| acc + x_t;
+        let wrong = step * 2.0;
+        let a = scan(stpe, sequences = x, outputs_info = 0.0);
+        let b = scan(step, sequences = x, outputs_info = 0.0);
+        Ok(b + (|v| v))
+    }
+}
+
 fn main() {}

@@ -21,6 +21,10 @@ impl Lowerer<'_> {
                         // numpy's constants, untyped like a float literal (`x * pi`
                         // stays f32); a binding of the same name hides them.
                         Some(v) => self.literal(&Lit::Float(v, None), e),
+                        None if self.closure(name).is_some() => {
+                            self.diag.error(name.span(), format!("`{name}` is a step function: pass it to scan, map, reduce, foldl or foldr"));
+                            return None;
+                        }
                         None => {
                             self.diag.error(name.span(), format!("unknown name `{name}`: not a parameter, a `let` binding or a step argument"));
                             return None;
@@ -98,6 +102,13 @@ impl Lowerer<'_> {
                 return self.join(items, true, None, e).map(Lowered::Single);
             }
             ExprKind::Scan(call) => return self.scan(call),
+            ExprKind::Closure(_) => {
+                self.diag.error(
+                    e.span,
+                    "a closure is a step function: write it in a scan, map, reduce, foldl or foldr call, or bind it with `let step = |..| ..;` and pass `step`",
+                );
+                return None;
+            }
             ExprKind::Until(_) => {
                 self.diag.error(
                     e.span,

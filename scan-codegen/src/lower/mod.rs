@@ -8,8 +8,9 @@ mod inline;
 mod scan;
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
-use crate::ast::{Block, ExprKind, FnDef, Pattern, Program, Stmt};
+use crate::ast::{Block, ExprKind, FnDef, Pattern, Program, StepFn, Stmt};
 use crate::diag::Diagnostics;
 use crate::ir::{self, Graph, NodeId, Op, Type};
 
@@ -43,6 +44,8 @@ struct Frame {
     /// Names are not looked up outside this frame's scope: the body of an inlined
     /// function (`inline.rs`) is being lowered in it.
     opaque: bool,
+    /// Step functions bound by `let step = |..| ..;`, lowered where a scan uses them.
+    closures: HashMap<String, Rc<StepFn>>,
 }
 
 impl Frame {
@@ -55,6 +58,7 @@ impl Frame {
             listed: HashMap::new(),
             strict,
             opaque: false,
+            closures: HashMap::new(),
         }
     }
 }
@@ -96,14 +100,29 @@ impl Lowerer<'_> {
         self.frames.last().expect("open frame").graph.ty(v.id)
     }
 
+    /// The step function bound to `name` by `let name = |..| ..;` in this scope.
+    fn closure(&self, name: &syn::Ident) -> Option<Rc<StepFn>> {
+        let key = name.to_string();
+        for frame in self.frames.iter().rev() {
+            if frame.names.contains_key(&key) {
+                return None;
+            }
+            if let Some(f) = frame.closures.get(&key) {
+                return Some(f.clone());
+            }
+            if frame.opaque {
+                break;
+            }
+        }
+        None
+    }
+
     fn bind(&mut self, name: &syn::Ident, v: Value) {
         let n = name.to_string();
         if n != "_" {
-            self.frames
-                .last_mut()
-                .expect("open frame")
-                .names
-                .insert(n, v);
+            let frame = self.frames.last_mut().expect("open frame");
+            frame.closures.remove(&n);
+            frame.names.insert(n, v);
         }
     }
 
@@ -261,6 +280,12 @@ impl Lowerer<'_> {
     fn statements(&mut self, block: &Block) {
         for stmt in &block.stmts {
             let Stmt::Let { pattern, value } = stmt;
+            if let (Pattern::Name(n), ExprKind::Closure(f)) = (pattern, &value.kind) {
+                let frame = self.frames.last_mut().expect("open frame");
+                frame.names.remove(&n.to_string());
+                frame.closures.insert(n.to_string(), f.clone());
+                continue;
+            }
             match self.expr(value) {
                 Some(lowered) => self.bind_pattern(pattern, lowered),
                 None => self.poison(pattern),

@@ -1,7 +1,7 @@
 //! scan, map, reduce, foldl, foldr -> a `Scan` node with its step as an inner graph.
 
 use super::{Frame, Lowered, Lowerer, Value};
-use crate::ast::{Expr, ExprKind, OutputInfo, ScanCall, ScanKind};
+use crate::ast::{Expr, ExprKind, OutputInfo, ScanCall, ScanKind, StepSource};
 use crate::check::scan as rules;
 use crate::ir::{
     DType, Literal, NodeId, NonSequence, Op, Output, PathStep, ScanOp, Sequence, Type,
@@ -36,6 +36,19 @@ fn tap_name(label: &str, tap: i64) -> String {
 
 impl Lowerer<'_> {
     pub(super) fn scan(&mut self, call: &ScanCall) -> Option<Lowered> {
+        let step = match &call.step {
+            StepSource::Closure(f) => f.clone(),
+            StepSource::Name(name) => match self.closure(name) {
+                Some(f) => f,
+                None => {
+                    self.diag.error(
+                        name.span(),
+                        format!("`{name}` is not a step function: write a closure here, or bind one first with `let {name} = |..| ..;`"),
+                    );
+                    return None;
+                }
+            },
+        };
         let mut ok = true;
         let mut step_inputs: Vec<StepInput> = Vec::new();
         let mut outer_inputs: Vec<NodeId> = Vec::new();
@@ -219,17 +232,13 @@ impl Lowerer<'_> {
 
         // The step.
         let described: Vec<String> = step_inputs.iter().map(|s| s.describe.clone()).collect();
-        let arguments_ok = rules::step_arguments(
-            &described,
-            call.step.params.len(),
-            call.step.params_span,
-            self.diag,
-        );
+        let arguments_ok =
+            rules::step_arguments(&described, step.params.len(), step.params_span, self.diag);
         ok &= arguments_ok;
         self.frames.push(Frame::new(call.strict));
-        for (k, param) in call.step.params.iter().enumerate() {
+        for (k, param) in step.params.iter().enumerate() {
             let input = step_inputs.get(k).and_then(|i| i.ty.map(|ty| (ty, i.weak)));
-            if let (Some((ty, _)), Some(Some(declared))) = (input, call.step.annotations.get(k)) {
+            if let (Some((ty, _)), Some(Some(declared))) = (input, step.annotations.get(k)) {
                 rules::step_argument_type(param, declared.ty, ty, self.diag);
             }
             match input {
@@ -249,13 +258,20 @@ impl Lowerer<'_> {
                 _ => self.poison_name(param),
             }
         }
-        self.statements(&call.step.body);
-        let step_result = self.step_result(&call.step.body.result);
+        self.statements(&step.body);
+        let step_result = self.step_result(&step.body.result);
         // Results are fitted to their outputs while the step's frame is still open, so
         // casts land in the step's graph.
         let fitted = step_result.and_then(|(returned, until)| {
-            self.fit_step_results(call, returned, &rows, &mut outputs, &mut ok)
-                .map(|results| (results, until))
+            self.fit_step_results(
+                call,
+                returned,
+                step.body.result.span,
+                &rows,
+                &mut outputs,
+                &mut ok,
+            )
+            .map(|results| (results, until))
         });
         let frame = self.frames.pop().expect("step frame");
         let (mut results, until) = fitted?;
@@ -347,6 +363,7 @@ impl Lowerer<'_> {
         &mut self,
         call: &ScanCall,
         returned: Vec<(Value, &Expr)>,
+        result_span: proc_macro2::Span,
         rows: &[Option<(Type, String)>],
         outputs: &mut Vec<Output>,
         ok: &mut bool,
@@ -361,12 +378,7 @@ impl Lowerer<'_> {
                     span: e.span,
                 });
             }
-        } else if !rules::output_count(
-            outputs.len(),
-            returned.len(),
-            call.step.body.result.span,
-            self.diag,
-        ) {
+        } else if !rules::output_count(outputs.len(), returned.len(), result_span, self.diag) {
             return None;
         }
         let mut results = Vec::new();

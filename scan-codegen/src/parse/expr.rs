@@ -268,12 +268,8 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             let items: Vec<Option<Expr>> = a.elems.iter().map(|x| expr(x, diag)).collect();
             ExprKind::List(items.into_iter().collect::<Option<Vec<_>>>()?)
         }
-        syn::Expr::Closure(c) => {
-            diag.error(
-                c.span(),
-                "a closure is only valid as the step function of scan, map, reduce, foldl or foldr",
-            );
-            return None;
+        syn::Expr::Closure(_) => {
+            ExprKind::Closure(std::rc::Rc::new(super::scan_call::step_fn(e, diag)?))
         }
         other => {
             diag.error(

@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use super::expr::{block, expr};
-use crate::ast::{Block, OutputInfo, ScanCall, ScanKind, StepFn, Tapped};
+use crate::ast::{Block, OutputInfo, ScanCall, ScanKind, StepFn, StepSource, Tapped};
 use crate::diag::Diagnostics;
 
 /// Keywords each construct accepts, the positional ones first in PyTensor's order.
@@ -45,7 +45,13 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
         );
         return None;
     };
-    let step = step_fn(first, diag);
+    let step = match first {
+        syn::Expr::Path(p) if p.path.get_ident().is_some() && p.qself.is_none() => {
+            let name = p.path.get_ident().expect("checked").clone();
+            Some(StepSource::Name(name))
+        }
+        _ => step_fn(first, diag).map(|f| StepSource::Closure(std::rc::Rc::new(f))),
+    };
 
     let (positional, extra) = keywords(kind);
     let mut given: Vec<(String, Span, &syn::Expr)> = Vec::new();
@@ -260,11 +266,12 @@ fn output_info(e: &syn::Expr, diag: &mut Diagnostics) -> Option<OutputInfo> {
     tapped(e, diag).map(OutputInfo::Init)
 }
 
-fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
+/// A closure as a step function.
+pub(super) fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
     let syn::Expr::Closure(c) = e else {
         diag.error(
             e.span(),
-            "expected the step function as a closure: `|x_tm1, a| x_tm1 * a`",
+            "expected the step function as a closure, `|x_tm1, a| x_tm1 * a`, or the name of one bound by `let step = |..| ..;`",
         );
         return None;
     };
