@@ -7,23 +7,29 @@
 //! are thin doors into [`expand`] and [`compile_to_ir`].
 
 pub mod ast;
+pub mod builder;
 pub mod check;
 pub mod diag;
 pub mod emit;
 pub mod ir;
 pub mod lower;
 pub mod parse;
+pub mod report;
 pub mod rewrite;
+mod stub;
 
 #[cfg(feature = "evaluator")]
 pub mod eval;
+
+pub use builder::{generate, BuildError, Builder};
+pub use report::Errors;
 
 use proc_macro2::TokenStream;
 
 /// Front end: tokens -> checked IR functions (before any rewrite) and the block's
 /// `#![rewrites(..)]` setting, or every error found.
 pub fn front_end(tokens: TokenStream) -> Result<(Vec<ir::Function>, rewrite::Config), syn::Error> {
-    let items: parse::Items = syn::parse2(tokens)?;
+    let items = parse::items(tokens)?;
     let mut diag = diag::Diagnostics::default();
     let program = parse::program(&items, &mut diag);
     let functions = lower::program(&program, &mut diag);
@@ -32,12 +38,18 @@ pub fn front_end(tokens: TokenStream) -> Result<(Vec<ir::Function>, rewrite::Con
 }
 
 /// The whole compiler: `scan!` tokens in, Rust items out. On errors, the output holds the
-/// errors plus a stub of each function with its declared signature, so the rest of the
-/// user's crate still type-checks and only the real mistakes are reported.
+/// errors plus a stub of each function with its signature (as the emitter writes it) and a
+/// body that never runs, so the rest of the user's crate still type-checks and only the
+/// real mistakes are reported; when the block does not parse, of each function whose
+/// signature does (`stub.rs`).
 pub fn expand(tokens: TokenStream) -> TokenStream {
-    let items: parse::Items = match syn::parse2(tokens) {
+    let items = match parse::items(tokens.clone()) {
         Ok(items) => items,
-        Err(e) => return e.to_compile_error(),
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            out.extend(stub::stubs(&stub::recover(tokens)));
+            return out;
+        }
     };
     let mut diag = diag::Diagnostics::default();
     let program = parse::program(&items, &mut diag);
@@ -51,7 +63,7 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
         }
         Err(e) => {
             let mut out = e.to_compile_error();
-            out.extend(emit::stubs(&items));
+            out.extend(stub::stubs(&items.fns));
             out
         }
     }

@@ -1,5 +1,5 @@
 //! elman: h_t = tanh(x_t @ W_in + h_{t-1} @ W + b); x = gen([T, B, I], 4, 1.0), W_in =
-//! gen([I, H], 5, 0.1), W = gen([H, H], 6, 0.1), b = gen([H], 7, 0.1), h_{-1} = 0; f32,
+//! gen([I, H], 5, 0.1), W = gen([H, H], 6, 0.1), b = gen(\[H\], 7, 0.1), h_{-1} = 0; f32,
 //! every h kept; T = 256, B = 32, I = 256, H = 512.
 //!
 //! The program is SPEC's: h_{-1} = 0 is made inside it (`zeros` of the batch and hidden

@@ -1,5 +1,5 @@
 //! linrec2: x_t = 0.6 x_{t-1} + 0.4 x_{t-2} + u_t (output taps -2, -1), x_{-2} = 0,
-//! x_{-1} = 1, u = gen([T], 2, 1.0), f64, every step kept; T = 1000000 (a MITSOT
+//! x_{-1} = 1, u = gen(\[T\], 2, 1.0), f64, every step kept; T = 1000000 (a MITSOT
 //! recurrence on scalars).
 
 use scan_runtime::prelude::*;

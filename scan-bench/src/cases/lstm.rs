@@ -1,7 +1,7 @@
 //! lstm: the standard LSTM, gates i, f, g, o from one merged W_x [I, 4H], W_h [H, 4H] and
-//! b [4H] (in that order along the 4H axis); i, f, o = sigmoid, g = tanh; c_t = f c_{t-1} +
+//! b \[4H\] (in that order along the 4H axis); i, f, o = sigmoid, g = tanh; c_t = f c_{t-1} +
 //! i g; h_t = o tanh(c_t); x = gen([T, B, I], 8, 1.0), W_x = gen([I, 4H], 9, 0.1), W_h =
-//! gen([H, 4H], 10, 0.1), b = gen([4H], 11, 0.1); h, c start at 0; f32, every h kept;
+//! gen([H, 4H], 10, 0.1), b = gen(\[4H\], 11, 0.1); h, c start at 0; f32, every h kept;
 //! T = 128, B = 32, I = 256, H = 512.
 //!
 //! The program is SPEC's: the zero initial states are made inside it (`zeros` of the batch

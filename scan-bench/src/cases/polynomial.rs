@@ -1,5 +1,5 @@
 //! polynomial: components_t = c_t * x ** p_t over the sequences (c, arange(len)), result =
-//! sum(components); len = 1000000, x = 0.999999, c = gen([len], 3, 1.0) in f32.
+//! sum(components); len = 1000000, x = 0.999999, c = gen(\[len\], 3, 1.0) in f32.
 //!
 //! Differences from SPEC's wording, both following its note ("sum it in f64, carry the
 //! powers in f64"): x is an f32 scalar (0.999999f32, as with PyTensor's floatX = float32),

@@ -1,4 +1,4 @@
-//! power_small and power_large: result_t = result_{t-1} * A from ones, A = 1 + gen([n], 1,
+//! power_small and power_large: result_t = result_{t-1} * A from ones, A = 1 + gen(\[n\], 1,
 //! 1e-4), only the last step kept. power_small: n = 16, k = 200000 (per-step overhead);
 //! power_large: n = 1000000, k = 64 (memory traffic per step).
 

@@ -1,5 +1,5 @@
 //! until_newton: y_t = 0.5 (y_{t-1} + a / y_{t-1}), y_{-1} = a, stopping after the step
-//! where max |y_t - y_{t-1}| < 1e-12 (until), at most 200 steps; a = 1.5 + gen([4096], 20,
+//! where max |y_t - y_{t-1}| < 1e-12 (until), at most 200 steps; a = 1.5 + gen(\[4096\], 20,
 //! 1.0), f64, every step done kept.
 
 use scan_runtime::kernels::isa::with_best_isa;

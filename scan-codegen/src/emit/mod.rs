@@ -100,11 +100,33 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
     } else {
         quote!(#(#result_types)*)
     };
+    // Generated locals are named `__scan_..`, `__x..`: a parameter named like one would be
+    // shadowed by it before it is read. Such parameters are first moved, all at once, to
+    // `__scan_argN` (a tuple reads every parameter before binding any name).
+    let clash = f.params.iter().any(|p| p.name.starts_with("__"));
+    let arg = |i: usize, p: &crate::ir::Param| {
+        if clash {
+            format_ident!("__scan_arg{}", i)
+        } else {
+            format_ident!("{}", p.name, span = p.span)
+        }
+    };
+    let rebind = if clash {
+        let args = f.params.iter().enumerate().map(|(i, p)| arg(i, p));
+        let names = f
+            .params
+            .iter()
+            .map(|p| format_ident!("{}", p.name, span = p.span));
+        quote!(let (#(#args,)*) = (#(#names,)*);)
+    } else {
+        TokenStream::new()
+    };
     let inputs: Vec<graph::Input> = f
         .params
         .iter()
-        .map(|p| {
-            let ident = format_ident!("{}", p.name, span = p.span);
+        .enumerate()
+        .map(|(i, p)| {
+            let ident = arg(i, p);
             match p.kind {
                 // Counts beyond i64 saturate; the loop then reports them as unallocatable.
                 ParamKind::Usize => graph::Input::Expr(
@@ -146,6 +168,7 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
         #(#attrs)*
         #[allow(unused_mut, unused_variables, unused_parens, unused_labels, non_snake_case, clippy::all)]
         #vis fn #name(#(#params),*) -> ::scan_runtime::Result<#result_type> {
+            #rebind
             #setup
             #body
             #ok(#ret)

@@ -1,10 +1,11 @@
 //! Stage 1: tokens -> surface AST (`crate::ast`), spans kept. Only syntax is checked here;
 //! names and types are the business of `lower`.
 
+pub mod depth;
 mod expr;
 mod rewrites;
 mod scan_call;
-mod types;
+pub(crate) mod types;
 
 pub use expr::label;
 
@@ -14,7 +15,7 @@ use crate::ast::{FnDef, ParamDef, Program};
 use crate::diag::Diagnostics;
 
 /// The items of a `scan!` block: inner attributes (`#![rewrites(..)]`), then one or more
-/// `fn`s.
+/// `fn`s. Parse them with [`items`].
 pub struct Items {
     pub attrs: Vec<syn::Attribute>,
     pub fns: Vec<syn::ItemFn>,
@@ -29,6 +30,14 @@ impl syn::parse::Parse for Items {
         }
         Ok(Items { attrs, fns })
     }
+}
+
+/// Parses a block's tokens, after bounding how deeply they nest ([`depth::check`]) so that
+/// no input overflows the stack of syn (whose `parse2` already recurses once per bracket to
+/// buffer the tokens) or of the stages after it. Every door calls this.
+pub fn items(tokens: proc_macro2::TokenStream) -> syn::Result<Items> {
+    depth::check(&tokens)?;
+    syn::parse2(tokens)
 }
 
 pub fn program(items: &Items, diag: &mut Diagnostics) -> Program {
