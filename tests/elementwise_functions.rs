@@ -1,7 +1,8 @@
 //! numpy's elementwise functions in the step language (issue 7): trigonometric and
 //! hyperbolic functions and their inverses, `log1p expm1 log2 log10 exp2`, `square
 //! reciprocal sign floor ceil round trunc`, `isnan isinf isfinite`, `softplus log_sigmoid
-//! relu`, `arctan2 logaddexp clip`, and the constants `inf nan pi e`. Each test checks
+//! relu`, `arctan2 logaddexp clip`, the special functions `erf erfc erfcx erfinv log1mexp
+//! gammaln digamma` (issues 7 and 8), and the constants `inf nan pi e`. Each test checks
 //! values against numpy's semantics (numbers worked out by hand, or std's functions where
 //! numpy calls the same libm function), in f64 and f32, with special values (infinities,
 //! NaN, -0.0, integers in), and runs the same program through the reference evaluator and
@@ -131,6 +132,53 @@ mod f {
         /// A running log-sum-exp from -inf: logaddexp in a step, a constant as initial state.
         pub fn running_logsumexp(x: ArrayView1<f64>) -> Result<Array1<f64>> {
             Ok(scan(|x_t, acc| logaddexp(acc, x_t), sequences = x, outputs_info = -inf))
+        }
+
+        /// The special functions on arrays (a map kernel each), f64.
+        #[allow(clippy::type_complexity)]
+        pub fn special(
+            x: ArrayView1<f64>,
+            y: ArrayView1<f64>,
+            z: ArrayView1<f64>,
+        ) -> Result<(Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>)> {
+            Ok((erf(x), erfc(x), erfcx(x), gammaln(x), digamma(x), erfinv(y), log1mexp(z), psi(x)))
+        }
+
+        /// The same in f32, as methods; integers compute in f64.
+        #[allow(clippy::type_complexity)]
+        pub fn special_f32(
+            x: ArrayView1<f32>,
+            k: ArrayView1<i32>,
+        ) -> Result<(Array1<f32>, Array1<f32>, Array1<f32>, Array1<f32>, Array1<f32>, Array1<f32>, Array1<f32>, Array1<f64>, Array1<f64>, Array1<f64>)> {
+            Ok((
+                x.erf(), x.erfc(), x.erfcx(), x.gammaln(), x.digamma(), (x / 10.0).erfinv(),
+                log1mexp(-abs(x) - 1.0), erf(k), gammaln(k), digamma(k),
+            ))
+        }
+
+        /// Each special function inside scan steps: a map of scalars with seven outputs,
+        /// and Newton's method for normal quantiles, `Phi(z) = erfc(-z / sqrt 2) / 2 = p`,
+        /// as a recurrence over a row of probabilities (its log-density through gammaln,
+        /// `ln Gamma(1/2) = ln sqrt(pi)`).
+        #[allow(clippy::type_complexity)]
+        pub fn special_steps(
+            x: ArrayView1<f64>,
+            p: ArrayView1<f64>,
+        ) -> Result<(Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array1<f64>, Array2<f64>)> {
+            let (a, b, c, d, e, f, g) = map(
+                |x_t| (erf(x_t), erfc(x_t), erfcx(x_t), erfinv(x_t / 32.0), log1mexp(-x_t), gammaln(x_t), digamma(x_t)),
+                sequences = x,
+            );
+            let z = scan(
+                |z, p| {
+                    let log_pdf = -0.5 * z * z - gammaln(0.5) - 0.5 * log(2.0);
+                    z - (0.5 * erfc(-z * f64::consts::FRAC_1_SQRT_2) - p) / exp(log_pdf)
+                },
+                outputs_info = zeros_like(p),
+                non_sequences = p,
+                n_steps = 50,
+            );
+            Ok((a, b, c, d, e, f, g, z))
         }
 
         /// Elementwise steps over rows (a recurrence, a map with a NaN test feeding
@@ -1057,4 +1105,337 @@ fn functions_in_steps_over_rows_and_scalars() {
 
 fn x4(x: f64) -> f64 {
     (x * 4.0).round_ties_even()
+}
+
+// ---------------------------------------------------------------------------------------
+// Special functions (erf erfc erfcx erfinv log1mexp gammaln digamma)
+// ---------------------------------------------------------------------------------------
+
+// Expected values: mpmath at 40 digits, rounded to the dtype (tools/special_functions.py
+// has the accuracy tables; these check the programs).
+
+#[test]
+fn special_functions_f64() {
+    let x = array![
+        -2.5,
+        -0.5,
+        0.5,
+        2.0,
+        27.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN
+    ];
+    let y = array![-0.999, -0.5, 0.0, 0.5, 0.999_999, 1.0, -1.0, 1.5];
+    let z = array![
+        -1e-10,
+        -0.5,
+        -LN_2,
+        -1.0,
+        -40.0,
+        0.0,
+        f64::NEG_INFINITY,
+        1.0
+    ];
+    let (erf, erfc, erfcx, gammaln, digamma, erfinv, log1mexp, psi) =
+        f::special(x.view(), y.view(), z.view()).unwrap();
+    let finite = |a: &Array1<f64>| a.iter().take(5).copied().collect::<Vec<_>>();
+    assert_floats(
+        &finite(&erf),
+        &[
+            -0.999593047982555,
+            -0.5204998778130465,
+            0.5204998778130465,
+            0.9953222650189527,
+            1.0,
+        ],
+        2e-16,
+    );
+    assert_floats(
+        &finite(&erfc)[..4],
+        &[
+            1.999593047982555,
+            1.5204998778130465,
+            0.4795001221869535,
+            0.004677734981047266,
+        ],
+        4e-16,
+    );
+    // erfc(27) = 5.23705e-319, a subnormal.
+    assert_relative(erfc[4], 5.23705e-319, 1e-5);
+    assert_floats(
+        &finite(&erfcx),
+        &[
+            1035.814842972623,
+            1.952360489182557,
+            0.6156903441929259,
+            0.25539567631050575,
+            0.02088160799042094,
+        ],
+        1e-15,
+    );
+    assert_floats(
+        &finite(&gammaln),
+        &[
+            -0.056243716497674054,
+            1.2655121234846454,
+            0.5723649429247001,
+            0.0,
+            61.261701761002,
+        ],
+        1e-15,
+    );
+    assert_floats(
+        &finite(&digamma),
+        &[
+            1.103156640645243,
+            0.03648997397857652,
+            -1.9635100260214235,
+            0.42278433509846713,
+            3.2772040513135123,
+        ],
+        1e-15,
+    );
+    assert_relative(digamma[1], 0.03648997397857652, 4e-16);
+    assert_floats(
+        &finite(&erfinv),
+        &[
+            -2.3267537655135246,
+            -0.4769362762044699,
+            0.0,
+            0.4769362762044699,
+            3.458910737275499,
+        ],
+        4e-16,
+    );
+    assert_floats(
+        &finite(&log1mexp),
+        &[
+            -23.025850929990458,
+            -0.9327521295671886,
+            -LN_2,
+            -0.4586751453870819,
+            -4.248354255291589e-18,
+        ],
+        4e-16,
+    );
+    assert_relative(log1mexp[4], -4.248354255291589e-18, 4e-16);
+    // Special values: erf(±inf) = ±1, erfc(inf) = 0, erfc(-inf) = 2, erfcx(inf) = 0,
+    // erfcx(-inf) = inf, gammaln(±inf) = inf, digamma(inf) = inf, digamma(-inf) NaN;
+    // erfinv(±1) = ±inf, NaN beyond; log1mexp(0) = -inf, log1mexp(-inf) = 0, NaN above 0.
+    assert_eq!((erf[5], erf[6], erfc[5], erfc[6]), (1.0, -1.0, 0.0, 2.0));
+    assert_eq!((erfcx[5], erfcx[6]), (0.0, f64::INFINITY));
+    assert_eq!(
+        (gammaln[5], gammaln[6], digamma[5]),
+        (f64::INFINITY, f64::INFINITY, f64::INFINITY)
+    );
+    assert!(digamma[6].is_nan());
+    assert_eq!((erfinv[5], erfinv[6]), (f64::INFINITY, f64::NEG_INFINITY));
+    assert!(erfinv[7].is_nan() && positive_zero(erfinv[2]));
+    assert_eq!((log1mexp[5], log1mexp[6]), (f64::NEG_INFINITY, 0.0));
+    assert!(log1mexp[7].is_nan());
+    for a in [&erf, &erfc, &erfcx, &gammaln, &digamma] {
+        assert!(a[7].is_nan());
+    }
+    // psi is digamma's other name.
+    assert_eq!(
+        psi.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        digamma.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    second_opinion(
+        f::SOURCE,
+        "special",
+        vec![Value::from(x), Value::from(y), Value::from(z)],
+        values(&[
+            &erf, &erfc, &erfcx, &gammaln, &digamma, &erfinv, &log1mexp, &psi,
+        ]),
+    );
+}
+
+#[test]
+fn special_functions_f32_and_on_integers() {
+    let x = array![-2.5f32, 0.5, 1.5, 9.5, 0.0, -0.0, -3.0, f32::NAN];
+    let k = array![1, 2, 3, 0, -1];
+    let (erf, erfc, erfcx, gammaln, digamma, erfinv, log1mexp, erf_k, gammaln_k, digamma_k) =
+        f::special_f32(x.view(), k.view()).unwrap();
+    let first4 = |a: &Array1<f32>| a.iter().take(4).copied().collect::<Vec<_>>();
+    // Correctly rounded f32 values (computed in f64, rounded once).
+    let f32_ulp = f64::from(f32::EPSILON);
+    assert_floats32(
+        &first4(&erf),
+        &[-0.999593, 0.5204999, 0.96610516, 1.0],
+        f32_ulp,
+    );
+    assert_floats32(
+        &first4(&erfc)[..3],
+        &[1.999593, 0.47950011, 0.03389485],
+        f32_ulp,
+    );
+    // erfc(9.5) = 3.77e-41 is an f32 subnormal.
+    assert_eq!(erfc[3], 3.7692e-41);
+    assert_floats32(
+        &first4(&erfcx),
+        &[1035.8148, 0.61569035, 0.32158542, 0.05906468],
+        f32_ulp,
+    );
+    assert_floats32(
+        &first4(&gammaln),
+        &[-0.056243718, 0.5723649, -0.12078224, 11.689333],
+        f32_ulp,
+    );
+    assert_floats32(
+        &first4(&digamma),
+        &[1.1031567, -1.96351, 0.036489975, 2.197738],
+        f32_ulp,
+    );
+    assert_floats32(
+        &first4(&erfinv),
+        &[-0.22531205, 0.044340387, 0.13372692, 1.3859038],
+        f32_ulp,
+    );
+    assert_floats32(
+        &first4(&log1mexp),
+        &[-0.030662715, -0.25248244, -0.08565048, -2.753683e-05],
+        f32_ulp,
+    );
+    // Poles, as scipy: gammaln is +inf at 0, -0 and -3; digamma is -inf at +0, +inf at -0,
+    // NaN at -3.
+    assert_eq!(
+        (gammaln[4], gammaln[5], gammaln[6]),
+        (f32::INFINITY, f32::INFINITY, f32::INFINITY)
+    );
+    assert_eq!((digamma[4], digamma[5]), (f32::NEG_INFINITY, f32::INFINITY));
+    assert!(digamma[6].is_nan() && erf[7].is_nan() && erfinv[7].is_nan());
+    assert!(negative_zero(f64::from(erf[5])) && f64::from(erfinv[5]) == 0.0);
+    // Integers compute in f64.
+    assert_floats(
+        &erf_k.to_vec()[..3],
+        &[0.8427007929497149, 0.9953222650189527, 0.9999779095030014],
+        2e-16,
+    );
+    assert_floats(
+        &gammaln_k.to_vec(),
+        &[0.0, 0.0, LN_2, f64::INFINITY, f64::INFINITY],
+        2e-16,
+    );
+    assert_floats(
+        &digamma_k.to_vec()[..3],
+        &[-0.5772156649015329, 0.42278433509846713, 0.9227843350984671],
+        2e-16,
+    );
+    assert_eq!(digamma_k[3], f64::NEG_INFINITY);
+    assert!(digamma_k[4].is_nan());
+    second_opinion(
+        f::SOURCE,
+        "special_f32",
+        vec![Value::from(x), Value::from(k)],
+        vec![
+            Value::from(erf),
+            Value::from(erfc),
+            Value::from(erfcx),
+            Value::from(gammaln),
+            Value::from(digamma),
+            Value::from(erfinv),
+            Value::from(log1mexp),
+            Value::from(erf_k),
+            Value::from(gammaln_k),
+            Value::from(digamma_k),
+        ],
+    );
+}
+
+#[test]
+fn special_functions_inside_scan_steps() {
+    let x = array![0.25, 1.5, 6.0, 30.0];
+    let p = array![0.5, 0.975, 0.999, 1e-6];
+    let (erf, erfc, erfcx, erfinv, log1mexp, gammaln, digamma, z) =
+        f::special_steps(x.view(), p.view()).unwrap();
+    assert_floats(
+        &erf.to_vec(),
+        &[0.27632639016823696, 0.9661051464753108, 1.0, 1.0],
+        2e-16,
+    );
+    assert_floats(
+        &erfc.to_vec(),
+        &[
+            0.7236736098317631,
+            0.033894853524689274,
+            2.1519736712498913e-17,
+            0.0,
+        ],
+        4e-16,
+    );
+    assert_relative(erfc[2], 2.1519736712498913e-17, 4e-16);
+    assert_floats(
+        &erfcx.to_vec(),
+        &[
+            0.7703465477309968,
+            0.3215854164543175,
+            0.09277656780053835,
+            0.01879588886141675,
+        ],
+        4e-16,
+    );
+    assert_floats(
+        &erfinv.to_vec(),
+        &[
+            0.006923758491549614,
+            0.041565812712404934,
+            0.1677272200181386,
+            1.3171503349861307,
+        ],
+        4e-16,
+    );
+    assert_floats(
+        &log1mexp.to_vec(),
+        &[
+            -1.5086915494460322,
+            -0.252482458925454,
+            -0.002481829368959528,
+            -9.357622968840613e-14,
+        ],
+        4e-16,
+    );
+    assert_relative(log1mexp[3], -9.357622968840613e-14, 4e-16);
+    assert_floats(
+        &gammaln.to_vec(),
+        &[
+            1.2880225246980774,
+            -0.12078223763524522,
+            4.787491742782046,
+            71.25703896716801,
+        ],
+        4e-16,
+    );
+    assert_floats(
+        &digamma.to_vec(),
+        &[
+            -4.2274535333762655,
+            0.03648997397857652,
+            1.7061176684318005,
+            3.384438132685525,
+        ],
+        4e-16,
+    );
+    // Newton's quantiles after 50 steps: scipy's norm.ppf (sqrt 2 erfinv(2p - 1), mpmath).
+    let last = z.row(z.nrows() - 1).to_vec();
+    assert_floats(
+        &last,
+        &[
+            0.0,
+            1.9599639845400538,
+            3.090232306167813,
+            -4.753424308822899,
+        ],
+        1e-14,
+    );
+    second_opinion(
+        f::SOURCE,
+        "special_steps",
+        vec![Value::from(x), Value::from(p)],
+        values(&[&erf, &erfc, &erfcx, &erfinv, &log1mexp, &gammaln, &digamma])
+            .into_iter()
+            .chain([Value::from(z)])
+            .collect(),
+    );
 }

@@ -117,6 +117,19 @@ pub trait Float: Number {
     fn atan2(self, x: Self) -> Self;
     fn is_infinite(self) -> bool;
     fn is_finite(self) -> bool;
+
+    // The special functions of [`crate::special`], computed in f64 (an f32 is rounded
+    // once at the end).
+    fn erf(self) -> Self;
+    fn erfc(self) -> Self;
+    /// `e^(x^2) erfc(x)`.
+    fn erfcx(self) -> Self;
+    fn erfinv(self) -> Self;
+    /// `log(1 - e^x)`.
+    fn log1mexp(self) -> Self;
+    /// `log|Gamma(x)|`.
+    fn gammaln(self) -> Self;
+    fn digamma(self) -> Self;
 }
 
 /// Conversion between dtypes with numpy's `astype` meaning: numbers convert with `as`
@@ -355,6 +368,19 @@ macro_rules! float_impls {
             fn is_finite(self) -> bool {
                 $t::is_finite(self)
             }
+            special_methods!($t: erf, erfc, erfcx, erfinv, log1mexp, gammaln, digamma);
+        }
+    )*};
+}
+
+/// Methods of `Float` that call the f64 function of the same name in `crate::special`
+/// (for f32: on the operand converted exactly, the result rounded once).
+macro_rules! special_methods {
+    ($t:ident: $($f:ident),*) => {$(
+        #[inline]
+        #[allow(clippy::unnecessary_cast)] // `as f64` is needed for f32 only.
+        fn $f(self) -> Self {
+            crate::special::$f(self as f64) as $t
         }
     )*};
 }

@@ -144,6 +144,7 @@ pub mod element;
 pub mod error;
 pub mod kernels;
 pub mod math;
+pub mod special;
 pub mod threads;
 
 pub use error::{Error, Result};

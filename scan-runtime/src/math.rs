@@ -145,8 +145,9 @@ pub fn select<T: Copy>(c: bool, a: T, b: T) -> T {
 }
 
 // The numpy functions below call std's (the platform libm's) functions, except asinh, acosh
-// and atanh (the `libm` crate's fdlibm ports) and the composite ones (softplus, log_sigmoid,
-// logaddexp), which use the runtime's `exp` above.
+// and atanh (the `libm` crate's fdlibm ports), the special functions erf .. digamma
+// (`crate::special`: libm's or published algorithms, in f64) and the composite ones
+// (softplus, log_sigmoid, logaddexp), which use the runtime's `exp` above.
 
 macro_rules! float_unary {
     ($($(#[$doc:meta])* $name:ident => $method:ident;)*) => {$(
@@ -187,6 +188,21 @@ float_unary! {
     /// of a zero result is kept (`round(-0.4) == -0.0`).
     round => round_ties_even;
     trunc => trunc;
+    /// The error function (libm's).
+    erf => erf;
+    /// `1 - erf(x)`, without cancellation for large `x` (libm's).
+    erfc => erfc;
+    /// `e^(x^2) erfc(x)`, finite where erfc underflows (`crate::special::erfcx`).
+    erfcx => erfcx;
+    /// The inverse of erf on [-1, 1]: ±inf at ±1, NaN beyond.
+    erfinv => erfinv;
+    /// `log(1 - e^x)` for `x <= 0` (Maechler's rule); -inf at 0, NaN above.
+    log1mexp => log1mexp;
+    /// `log|Gamma(x)|` (libm's `lgamma`); +inf at the poles.
+    gammaln => gammaln;
+    /// `Gamma'(x) / Gamma(x)`; scipy's values at the poles (-inf at +0, inf at -0, NaN at
+    /// the negative integers).
+    digamma => digamma;
 }
 
 /// `x * x`, wrapping for integers.

@@ -71,6 +71,13 @@ pub fn scalar(op: ElemOp, args: &[TokenStream]) -> TokenStream {
         (ElemOp::Arctan2, [a, b]) => quote!(#m::arctan2(#a, #b)),
         (ElemOp::LogAddExp, [a, b]) => quote!(#m::logaddexp(#a, #b)),
         (ElemOp::Clip, [x, lo, hi]) => quote!(#m::clip(#x, #lo, #hi)),
+        (ElemOp::Erf, [a]) => quote!(#m::erf(#a)),
+        (ElemOp::Erfc, [a]) => quote!(#m::erfc(#a)),
+        (ElemOp::Erfcx, [a]) => quote!(#m::erfcx(#a)),
+        (ElemOp::Erfinv, [a]) => quote!(#m::erfinv(#a)),
+        (ElemOp::Log1mexp, [a]) => quote!(#m::log1mexp(#a)),
+        (ElemOp::Gammaln, [a]) => quote!(#m::gammaln(#a)),
+        (ElemOp::Digamma, [a]) => quote!(#m::digamma(#a)),
         (op, args) => unreachable!(
             "{} applied to {} operands; lowering checks arity",
             op.name(),

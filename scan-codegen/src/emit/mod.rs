@@ -17,7 +17,6 @@ use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::{FnDef, Program};
 use crate::ir::{DType, Function, ParamKind, Type};
-use crate::parse::Items;
 
 pub(crate) fn rt() -> TokenStream {
     quote!(::scan_runtime::__private)
@@ -174,25 +173,4 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
             #ok(#ret)
         }
     }
-}
-
-/// On errors: each function with its declared signature and a body that never runs (the
-/// crate does not compile), so the user's other code still type-checks against it.
-pub fn stubs(items: &Items) -> TokenStream {
-    items
-        .fns
-        .iter()
-        .map(|f| {
-            let attrs = &f.attrs;
-            let vis = &f.vis;
-            let sig = &f.sig;
-            quote! {
-                #(#attrs)*
-                #[allow(unused_variables)]
-                #vis #sig {
-                    ::core::unimplemented!("scan! reported errors for this function")
-                }
-            }
-        })
-        .collect()
 }

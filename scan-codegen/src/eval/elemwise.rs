@@ -174,6 +174,13 @@ fn float_unary<T: Float>(op: ElemOp, a: &ArrayD<T>) -> Option<ArrayD<T>> {
         ElemOp::Trunc => T::trunc,
         ElemOp::Softplus => T::softplus,
         ElemOp::LogSigmoid => T::log_sigmoid,
+        ElemOp::Erf => T::erf,
+        ElemOp::Erfc => T::erfc,
+        ElemOp::Erfcx => T::erfcx,
+        ElemOp::Erfinv => T::erfinv,
+        ElemOp::Log1mexp => T::log1mexp,
+        ElemOp::Gammaln => T::gammaln,
+        ElemOp::Digamma => T::digamma,
         _ => return None,
     };
     Some(a.mapv(f))

@@ -14,6 +14,7 @@ pub mod elemwise;
 pub mod num;
 pub mod ops;
 pub mod scan;
+mod special;
 pub mod value;
 
 #[cfg(test)]

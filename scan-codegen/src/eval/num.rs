@@ -73,6 +73,16 @@ pub trait Float: Number {
     fn is_nan(self) -> bool;
     fn is_inf(self) -> bool;
     fn is_finite(self) -> bool;
+    fn erf(self) -> Self;
+    fn erfc(self) -> Self;
+    /// `exp(x^2) erfc(x)`.
+    fn erfcx(self) -> Self;
+    fn erfinv(self) -> Self;
+    /// `log(1 - exp(x))`.
+    fn log1mexp(self) -> Self;
+    /// `log|Gamma(x)|`.
+    fn gammaln(self) -> Self;
+    fn digamma(self) -> Self;
 }
 
 macro_rules! int_number {
@@ -155,6 +165,16 @@ macro_rules! int_number {
 
 int_number!(i32);
 int_number!(i64);
+
+/// The special functions of [`super::special`], in f64 (an f32 rounded once at the end).
+macro_rules! special {
+    ($t:ty: $($f:ident),*) => {$(
+        #[allow(clippy::unnecessary_cast)] // `as f64` is needed for f32 only.
+        fn $f(self) -> $t {
+            super::special::$f(self as f64) as $t
+        }
+    )*};
+}
 
 macro_rules! float_number {
     ($t:ty) => {
@@ -378,6 +398,7 @@ macro_rules! float_number {
             fn is_finite(self) -> bool {
                 <$t>::is_finite(self)
             }
+            special!($t: erf, erfc, erfcx, erfinv, log1mexp, gammaln, digamma);
         }
     };
 }

@@ -77,6 +77,19 @@ pub enum ElemOp {
     LogAddExp,
     /// `clip(x, lo, hi) = minimum(maximum(x, lo), hi)`, the three promoted together.
     Clip,
+    Erf,
+    /// `1 - erf(x)`, accurate where erf is near 1.
+    Erfc,
+    /// `exp(x^2) erfc(x)`, finite where erfc underflows.
+    Erfcx,
+    /// The inverse of erf on [-1, 1].
+    Erfinv,
+    /// `log(1 - exp(x))` for `x <= 0`, accurate on both sides of `-ln 2`.
+    Log1mexp,
+    /// `log|Gamma(x)|` (scipy's `gammaln`).
+    Gammaln,
+    /// `Gamma'(x) / Gamma(x)` (scipy's `digamma`, also `psi`).
+    Digamma,
 }
 
 /// How an operation's operand and result dtypes follow from its inputs.
@@ -161,6 +174,14 @@ impl ElemOp {
         ("clip", ElemOp::Clip),
         ("floor_div", ElemOp::FloorDiv),
         ("floor_divide", ElemOp::FloorDiv),
+        ("erf", ElemOp::Erf),
+        ("erfc", ElemOp::Erfc),
+        ("erfcx", ElemOp::Erfcx),
+        ("erfinv", ElemOp::Erfinv),
+        ("log1mexp", ElemOp::Log1mexp),
+        ("gammaln", ElemOp::Gammaln),
+        ("digamma", ElemOp::Digamma),
+        ("psi", ElemOp::Digamma),
     ];
 
     pub fn by_name(name: &str) -> Option<ElemOp> {
@@ -231,6 +252,13 @@ impl ElemOp {
             ElemOp::Arctan2 => "arctan2",
             ElemOp::LogAddExp => "logaddexp",
             ElemOp::Clip => "clip",
+            ElemOp::Erf => "erf",
+            ElemOp::Erfc => "erfc",
+            ElemOp::Erfcx => "erfcx",
+            ElemOp::Erfinv => "erfinv",
+            ElemOp::Log1mexp => "log1mexp",
+            ElemOp::Gammaln => "gammaln",
+            ElemOp::Digamma => "digamma",
         }
     }
 
@@ -273,7 +301,14 @@ impl ElemOp {
             | ElemOp::IsFinite
             | ElemOp::Softplus
             | ElemOp::LogSigmoid
-            | ElemOp::Relu => 1,
+            | ElemOp::Relu
+            | ElemOp::Erf
+            | ElemOp::Erfc
+            | ElemOp::Erfcx
+            | ElemOp::Erfinv
+            | ElemOp::Log1mexp
+            | ElemOp::Gammaln
+            | ElemOp::Digamma => 1,
             ElemOp::Where | ElemOp::Clip => 3,
             _ => 2,
         }
@@ -326,7 +361,14 @@ impl ElemOp {
             | ElemOp::Softplus
             | ElemOp::LogSigmoid
             | ElemOp::Arctan2
-            | ElemOp::LogAddExp => TypeRule::Float,
+            | ElemOp::LogAddExp
+            | ElemOp::Erf
+            | ElemOp::Erfc
+            | ElemOp::Erfcx
+            | ElemOp::Erfinv
+            | ElemOp::Log1mexp
+            | ElemOp::Gammaln
+            | ElemOp::Digamma => TypeRule::Float,
             ElemOp::IsNan | ElemOp::IsInf | ElemOp::IsFinite => TypeRule::FloatTest,
             ElemOp::Lt | ElemOp::Le | ElemOp::Gt | ElemOp::Ge | ElemOp::Eq | ElemOp::Ne => {
                 TypeRule::Compare
@@ -417,6 +459,15 @@ mod tests {
             ElemOp::Round,
             ElemOp::Softplus,
             ElemOp::LogAddExp,
+        ])
+        .chain([
+            ElemOp::Erf,
+            ElemOp::Erfc,
+            ElemOp::Erfcx,
+            ElemOp::Erfinv,
+            ElemOp::Log1mexp,
+            ElemOp::Gammaln,
+            ElemOp::Digamma,
         ]) {
             assert_eq!(
                 operand_and_result(op, I32),
@@ -456,5 +507,7 @@ mod tests {
         assert_eq!(ElemOp::Arctan2.arity(), 2);
         assert_eq!(ElemOp::by_name("atan2"), Some(ElemOp::Arctan2));
         assert_eq!(ElemOp::by_name("signum"), None);
+        assert_eq!(ElemOp::by_name("psi"), Some(ElemOp::Digamma));
+        assert!(ElemOp::Erfcx.is_transcendental() && ElemOp::Digamma.is_transcendental());
     }
 }

@@ -646,10 +646,14 @@ impl Lowerer<'_> {
             _ => {
                 let mut all: Vec<&str> = ElemOp::NAMED.iter().map(|(n, _)| *n).collect();
                 all.extend(OTHER_FUNCTIONS);
-                self.diag.error(
-                    name.span(),
-                    format!("unknown function `{n}`: expected one of {}", all.join(", ")),
-                );
+                let own: Vec<String> = self.functions.iter().map(|f| f.name.to_string()).collect();
+                let candidates = all.iter().copied().chain(own.iter().map(String::as_str));
+                let hint = match crate::diag::closest(&n, candidates) {
+                    Some(c) => format!("did you mean `{c}`?"),
+                    None => "not a function of the step language (docs/SEMANTICS.md lists them) nor a `fn` of this scan! block".to_string(),
+                };
+                self.diag
+                    .error(name.span(), format!("unknown function `{n}`: {hint}"));
                 None
             }
         }

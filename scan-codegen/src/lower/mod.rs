@@ -312,14 +312,21 @@ impl Lowerer<'_> {
         match (pattern, value) {
             (Pattern::Wild(_), _) => {}
             (Pattern::Name(n), Lowered::Single(v)) => self.bind(n, v),
-            (Pattern::Name(n), Lowered::Tuple(vs)) => self.diag.error(
-                n.span(),
-                format!(
-                    "this value is a tuple of {} values: destructure it with `let ({}) = ...`",
-                    vs.len(),
-                    vec!["_"; vs.len()].join(", ")
-                ),
-            ),
+            (Pattern::Name(n), Lowered::Tuple(vs)) => {
+                // The pattern to write, spelled out for small tuples only.
+                let pattern = if vs.len() <= 8 {
+                    format!("`let ({}) = ...`", vec!["_"; vs.len()].join(", "))
+                } else {
+                    format!("a pattern of {} names", vs.len())
+                };
+                self.diag.error(
+                    n.span(),
+                    format!(
+                        "this value is a tuple of {} values: destructure it with {pattern}",
+                        vs.len()
+                    ),
+                )
+            }
             (Pattern::Tuple(ps, s), Lowered::Tuple(vs)) => {
                 if ps.len() != vs.len() {
                     self.diag.error(

@@ -69,14 +69,28 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
                 };
                 if !positional.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
                     let all: Vec<&str> = positional.iter().chain(extra).copied().collect();
+                    let close = crate::diag::closest(&key, all.iter().copied());
+                    let hint = match close {
+                        Some(c) => format!("did you mean `{c}`? "),
+                        None => String::new(),
+                    };
                     diag.error(
                         a.left.span(),
                         format!(
-                            "unknown keyword `{key}` for {}: expected one of {}",
+                            "unknown keyword `{key}` for {}: {hint}expected one of {}",
                             kind.name(),
                             all.join(", ")
                         ),
                     );
+                    // Read on as if the likely keyword had been written, so that the
+                    // typo is the only error.
+                    match close {
+                        Some(c) if !given.iter().any(|(k, _, _)| k == c) => {
+                            position = usize::MAX;
+                            given.push((c.to_string(), a.left.span(), &a.right));
+                        }
+                        _ => {}
+                    }
                     continue;
                 }
                 position = usize::MAX;
