@@ -131,6 +131,9 @@ pub struct Code {
     pub setup: TokenStream,
     pub body: TokenStream,
     pub outputs: Vec<Repr>,
+    /// The buffers of the graph's own nodes (each an owned `Array` declared in the setup),
+    /// for the function to hand back to `kernels::pool::recycle` when it returns.
+    pub buffers: Vec<Ident>,
 }
 
 /// A node whose kernel writes straight into a row of a scan's output (a
@@ -184,6 +187,7 @@ pub fn emit_in_place(
     let mut body = TokenStream::new();
     let mut reprs: HashMap<NodeId, Repr> = HashMap::new();
     let mut scan_outputs: HashMap<NodeId, Vec<Repr>> = HashMap::new();
+    let buffers: std::cell::RefCell<Vec<Ident>> = Default::default();
     let users = g.consumers();
     // Nodes written in place, as graph outputs: their own buffers.
     let mut as_output: HashMap<NodeId, Repr> = HashMap::new();
@@ -207,6 +211,7 @@ pub fn emit_in_place(
         let declare_buffer = |setup: &mut TokenStream| {
             let owned = owned_type(ty);
             setup.extend(quote!(let mut #ident: #owned = ::core::default::Default::default();));
+            buffers.borrow_mut().push(ident.clone());
             Repr::Buffer(ident.clone())
         };
         // A kernel call writing into `out`: the node's own buffer, or its row in place
@@ -670,10 +675,13 @@ pub fn emit_in_place(
         .iter()
         .map(|o| as_output.get(o).unwrap_or(&reprs[o]).clone())
         .collect();
+    let mut buffers = buffers.into_inner();
+    buffers.dedup();
     Code {
         setup,
         body,
         outputs,
+        buffers,
     }
 }
 

@@ -162,6 +162,16 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
     } else {
         quote!(#(#values)*)
     };
+    // The buffers not returned go to the runtime's pool, so that a large one (a hoisted
+    // input projection) keeps its pages for the next call (`kernels::pool`).
+    let returned: Vec<&proc_macro2::Ident> =
+        code.outputs.iter().filter_map(|r| r.buffer()).collect();
+    let rt = rt();
+    let recycle = code
+        .buffers
+        .iter()
+        .filter(|b| !returned.contains(b))
+        .map(|b| quote!(#rt::kernels::pool::recycle(#b);));
     let ok = quote_spanned!(def.name.span()=> ::core::result::Result::Ok);
     quote! {
         #(#attrs)*
@@ -170,7 +180,9 @@ fn function(def: &FnDef, f: &Function) -> TokenStream {
             #rebind
             #setup
             #body
-            #ok(#ret)
+            let __scan_result = #ret;
+            #(#recycle)*
+            #ok(__scan_result)
         }
     }
 }

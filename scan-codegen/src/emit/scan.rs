@@ -820,5 +820,8 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
         setup,
         body,
         outputs,
+        // A scan's own buffers are its outputs' (returned or read by the graph around it)
+        // and its steps' (one step's size): none for the pool.
+        buffers: Vec::new(),
     }
 }

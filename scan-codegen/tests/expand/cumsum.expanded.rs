@@ -54,7 +54,7 @@ pub fn cumsum(
             },
         )?;
     __scan_2_buf0 = __scan_2_trace0.finish();
-    ::core::result::Result::Ok({
+    let __scan_result = {
         let mut __rows = __scan_2_buf0;
         __rows
             .slice_axis_inplace(
@@ -64,5 +64,6 @@ pub fn cumsum(
                 ),
             );
         __rows
-    })
+    };
+    ::core::result::Result::Ok(__scan_result)
 }

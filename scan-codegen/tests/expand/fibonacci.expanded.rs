@@ -70,7 +70,7 @@ pub fn fibonacci(
         }
     }
     __scan_3_buf0 = __scan_3_trace0.finish();
-    ::core::result::Result::Ok({
+    let __scan_result = {
         let mut __rows = __scan_3_buf0;
         __rows
             .slice_axis_inplace(
@@ -80,5 +80,6 @@ pub fn fibonacci(
                 ),
             );
         __rows
-    })
+    };
+    ::core::result::Result::Ok(__scan_result)
 }

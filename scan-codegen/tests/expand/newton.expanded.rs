@@ -89,7 +89,7 @@ pub fn newton(
         }
     }
     __scan_2_buf0 = __scan_2_trace0.finish()?;
-    ::core::result::Result::Ok({
+    let __scan_result = {
         let mut __rows = __scan_2_buf0;
         __rows
             .slice_axis_inplace(
@@ -99,5 +99,6 @@ pub fn newton(
                 ),
             );
         __rows
-    })
+    };
+    ::core::result::Result::Ok(__scan_result)
 }

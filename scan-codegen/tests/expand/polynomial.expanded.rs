@@ -147,5 +147,6 @@ pub fn polynomial(
                 ),
             ),
     );
-    ::core::result::Result::Ok(__scan_7)
+    let __scan_result = __scan_7;
+    ::core::result::Result::Ok(__scan_result)
 }

@@ -173,5 +173,7 @@ pub fn power(
         __scan_5,
         "result[-1]",
     )?;
-    ::core::result::Result::Ok(__scan_3_state0)
+    let __scan_result = __scan_3_state0;
+    ::scan_runtime::__private::kernels::pool::recycle(__scan_2);
+    ::core::result::Result::Ok(__scan_result)
 }

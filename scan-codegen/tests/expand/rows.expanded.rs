@@ -180,7 +180,7 @@ pub fn rows(
             ::scan_runtime::__private::ndarray::Dim([0, [0usize; 8][0usize]]),
         );
     }
-    ::core::result::Result::Ok((
+    let __scan_result = (
         {
             let mut __rows = __scan_3_buf0;
             __rows
@@ -203,5 +203,6 @@ pub fn rows(
                 );
             __rows
         },
-    ))
+    );
+    ::core::result::Result::Ok(__scan_result)
 }

@@ -14,6 +14,15 @@ use crate::error::{Error, Result};
 #[inline]
 pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
     if !same_shape(buf.shape(), &shape) {
+        // A large buffer kept from an earlier call (`pool`) keeps its mapped pages.
+        let kept = shape.size_checked().and_then(super::pool::take::<T>);
+        if let Some(mut data) = kept {
+            data.resize(shape.size(), T::default());
+            if let Ok(a) = Array::from_shape_vec(shape.clone(), data) {
+                *buf = a;
+                return;
+            }
+        }
         *buf = Array::from_elem(shape, T::default());
     }
 }
@@ -267,6 +276,13 @@ pub fn try_ensure_shape<T: Element, D: Dimension>(
     // allocate with `vec!`: for numbers whose default is zero it asks the allocator for
     // zeroed memory (calloc), which fresh pages already are, instead of writing zeros
     // over the whole buffer before the loop writes it again.
+    // A large buffer kept from an earlier call (`pool`) is reused: its pages are mapped
+    // already.
+    if let Some(mut data) = super::pool::take::<T>(len) {
+        data.resize(len, T::default());
+        *buf = Array::from_shape_vec(shape.clone(), data).map_err(|_| too_big())?;
+        return Ok(());
+    }
     Vec::<T>::new()
         .try_reserve_exact(len)
         .map_err(|_| too_big())?;

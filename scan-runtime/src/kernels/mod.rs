@@ -16,6 +16,7 @@ pub mod isa;
 pub mod lanes;
 pub mod one_step;
 pub mod packed;
+pub mod pool;
 pub mod powers;
 pub mod reduce;
 pub mod scalar_trace;

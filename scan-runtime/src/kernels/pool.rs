@@ -1,0 +1,103 @@
+//! Large buffers kept from one call to the next. A generated function's own buffers (the
+//! hoisted input projection of a loop, say) live for one call; freed, a buffer of more than
+//! glibc's largest mmap threshold (32 MB) goes back to the system, and the next call maps
+//! fresh memory and faults in every page of it again: an LSTM's 33.5 MB projection cost
+//! 20% of its call that way. So a generated function hands its large buffers that it does
+//! not return to [`recycle`] before it returns, and `try_ensure_shape` takes its memory
+//! from here when a kept buffer fits. Kept per thread (a call's buffers are on its thread),
+//! at most [`KEPT`] buffers, oldest dropped first; [`release`] frees them.
+
+use std::any::Any;
+use std::cell::RefCell;
+
+use ndarray::{Array, Dimension};
+
+/// Buffers of at least this many bytes are kept; smaller ones the allocator serves well.
+pub const KEEP_MIN_BYTES: usize = 4 << 20;
+
+/// How many buffers a thread keeps.
+pub const KEPT: usize = 4;
+
+thread_local! {
+    /// Kept buffers (each a `Vec<T>` of length 0), oldest first.
+    static KEPT_BUFFERS: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Keeps `a`'s memory for a later call on this thread when it is large enough.
+pub fn recycle<T: 'static, D: Dimension>(a: Array<T, D>) {
+    let (mut data, _) = a.into_raw_vec_and_offset();
+    if data.capacity().saturating_mul(std::mem::size_of::<T>()) < KEEP_MIN_BYTES {
+        return;
+    }
+    data.clear();
+    KEPT_BUFFERS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.len() >= KEPT {
+            kept.remove(0);
+        }
+        kept.push(Box::new(data));
+    });
+}
+
+/// A kept `Vec<T>` (empty) with room for `len` elements and not more than twice that (so
+/// a small request does not pin a large buffer), if there is one.
+pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
+    if len.saturating_mul(std::mem::size_of::<T>()) < KEEP_MIN_BYTES {
+        return None;
+    }
+    KEPT_BUFFERS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let at = kept.iter().position(|b| {
+            b.downcast_ref::<Vec<T>>()
+                .is_some_and(|v| v.capacity() >= len && v.capacity() / 2 <= len)
+        })?;
+        kept.remove(at).downcast::<Vec<T>>().ok().map(|b| *b)
+    })
+}
+
+/// Frees the buffers this thread keeps.
+pub fn release() {
+    KEPT_BUFFERS.with(|kept| kept.borrow_mut().clear());
+}
+
+/// How many buffers this thread keeps (for tests).
+pub fn kept() -> usize {
+    KEPT_BUFFERS.with(|kept| kept.borrow().len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array1, Array2};
+
+    #[test]
+    fn a_large_buffer_is_kept_and_given_back_with_its_memory() {
+        release();
+        let n = KEEP_MIN_BYTES; // 16 MB of f32
+        let a = Array1::<f32>::zeros(n);
+        let ptr = a.as_ptr();
+        recycle(a);
+        assert_eq!(kept(), 1);
+        // Not for another element type, nor for a request under half its size.
+        assert!(take::<f64>(n / 2).is_none());
+        assert!(take::<f32>(n / 2 - 1).is_none());
+        let v = take::<f32>(n - 3).expect("kept");
+        assert_eq!((v.len(), v.as_ptr()), (0, ptr));
+        assert!(v.capacity() >= n);
+        assert_eq!(kept(), 0);
+    }
+
+    #[test]
+    fn small_buffers_are_not_kept_and_at_most_kept_buffers_are() {
+        release();
+        recycle(Array2::<f64>::zeros((10, 10)));
+        assert_eq!(kept(), 0);
+        for _ in 0..KEPT + 2 {
+            recycle(Array1::<u8>::zeros(KEEP_MIN_BYTES));
+        }
+        assert_eq!(kept(), KEPT);
+        release();
+        assert_eq!(kept(), 0);
+        assert!(take::<u8>(KEEP_MIN_BYTES).is_none());
+    }
+}
