@@ -28,7 +28,7 @@ pub fn total<T: Number>(acc: [T; LANES]) -> T {
 /// `with_best_isa` function, and then runs as SSE2 code: seen in a hand-written loop,
 /// 2.7x slower).
 #[inline(always)]
-fn lanes_from<R: Copy + Default, const N: usize>(f: impl Fn(usize) -> R) -> [R; N] {
+pub(crate) fn lanes_from<R: Copy + Default, const N: usize>(f: impl Fn(usize) -> R) -> [R; N] {
     let mut out = [R::default(); N];
     for (l, o) in out.iter_mut().enumerate() {
         *o = f(l);

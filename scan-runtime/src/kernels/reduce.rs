@@ -52,7 +52,7 @@ const EXTREME_LANES: usize = 8;
 fn extreme_slice<T: Element>(s: &[T], beats: impl Fn(T, T) -> bool) -> T {
     let group = |i: usize| -> [T; EXTREME_LANES] {
         let g = &s[i..i + EXTREME_LANES];
-        core::array::from_fn(|l| g[l])
+        super::lanes::lanes_from(|l| g[l])
     };
     extreme_of(&mut (), s.len(), |_, i| group(i), |_, i| s[i], beats)
 }
@@ -143,7 +143,7 @@ macro_rules! extreme_of_map {
                 let group = |i: usize| -> [U; EXTREME_LANES] {
                     let $a0 = &$a0[i..i + EXTREME_LANES];
                     $(let $a = &$a[i..i + EXTREME_LANES];)*
-                    core::array::from_fn(|l| $f($a0[l], $($a[l]),*))
+                    super::lanes::lanes_from(|l| $f($a0[l], $($a[l]),*))
                 };
                 return Ok(isa::with_best_isa(
                     #[inline(always)]
@@ -230,11 +230,11 @@ macro_rules! map_then_extreme {
                             let $a0 = &$a0[i..i + EXTREME_LANES];
                             $(let $a = &$a[i..i + EXTREME_LANES];)*
                             let ys: [U; EXTREME_LANES] =
-                                core::array::from_fn(|l| $f($a0[l], $($a[l],)*));
+                                super::lanes::lanes_from(|l| $f($a0[l], $($a[l],)*));
                             for (o, &y) in o[i..i + EXTREME_LANES].iter_mut().zip(&ys) {
                                 *o = MaybeUninit::new(y);
                             }
-                            core::array::from_fn(|l| $g($a0[l], $($a[l],)* ys[l]))
+                            super::lanes::lanes_from(|l| $g($a0[l], $($a[l],)* ys[l]))
                         },
                         #[inline(always)]
                         |o: &mut [MaybeUninit<U>], i: usize| -> V {
