@@ -312,50 +312,29 @@ pub fn scatter(
     }
     use super::num::Number;
     let keep = |_: bool, v: bool| v;
+    // A number is written, or added (`inc`).
+    macro_rules! numeric {
+        ($a:expr, $v:expr, $variant:ident) => {
+            write(
+                $a,
+                $v,
+                &rows,
+                &shape,
+                axis,
+                |o, e| if inc { o.add(e) } else { e },
+                label,
+            )
+            .map(Value::$variant)
+        };
+    }
     match (x, value) {
         (Value::Bool(a), Value::Bool(v)) if !inc => {
             write(a, v, &rows, &shape, axis, keep, label).map(Value::Bool)
         }
-        (Value::I32(a), Value::I32(v)) => write(
-            a,
-            v,
-            &rows,
-            &shape,
-            axis,
-            |o: i32, e: i32| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::I32),
-        (Value::I64(a), Value::I64(v)) => write(
-            a,
-            v,
-            &rows,
-            &shape,
-            axis,
-            |o: i64, e: i64| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::I64),
-        (Value::F32(a), Value::F32(v)) => write(
-            a,
-            v,
-            &rows,
-            &shape,
-            axis,
-            |o: f32, e: f32| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::F32),
-        (Value::F64(a), Value::F64(v)) => write(
-            a,
-            v,
-            &rows,
-            &shape,
-            axis,
-            |o: f64, e: f64| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::F64),
+        (Value::I32(a), Value::I32(v)) => numeric!(a, v, I32),
+        (Value::I64(a), Value::I64(v)) => numeric!(a, v, I64),
+        (Value::F32(a), Value::F32(v)) => numeric!(a, v, F32),
+        (Value::F64(a), Value::F64(v)) => numeric!(a, v, F64),
         _ => Err(format!(
             "IR error: `{label}`: inc_subtensor of {}",
             x.describe()

@@ -244,20 +244,7 @@ impl Lowerer<'_> {
                     self.value(&args[0])?
                 };
                 let t = self.ty(x);
-                let items: Vec<&Expr> = match &args[1].kind {
-                    ExprKind::Tuple(items) => items.iter().collect(),
-                    _ => vec![&args[1]],
-                };
-                let mut axes = Vec::new();
-                for item in items {
-                    let a = self.axis(item, t)?;
-                    if axes.contains(&a) {
-                        self.diag
-                            .error(item.span, format!("axis {a} is given twice"));
-                        return None;
-                    }
-                    axes.push(a);
-                }
+                let mut axes = self.distinct_axes(&args[1], t)?;
                 // The highest first, so that the others keep their numbers.
                 axes.sort_unstable_by(|a, b| b.cmp(a));
                 let mut v = x;
@@ -372,23 +359,7 @@ impl Lowerer<'_> {
                 let t = self.ty(x);
                 let axes: Vec<usize> = match args.get(1) {
                     None => (0..t.rank).collect(),
-                    Some(a) => {
-                        let items: Vec<&Expr> = match &a.kind {
-                            ExprKind::Tuple(items) => items.iter().collect(),
-                            _ => vec![a],
-                        };
-                        let mut axes = Vec::new();
-                        for item in items {
-                            let axis = self.axis(item, t)?;
-                            if axes.contains(&axis) {
-                                self.diag
-                                    .error(item.span, format!("axis {axis} is given twice"));
-                                return None;
-                            }
-                            axes.push(axis);
-                        }
-                        axes
-                    }
+                    Some(a) => self.distinct_axes(a, t)?,
                 };
                 if axes.is_empty() {
                     return Some(x);
@@ -862,6 +833,26 @@ impl Lowerer<'_> {
     }
 
     /// A literal axis of a value of type `t`, negative counting from the end.
+    /// An axis or a tuple of axes of a value of type `t`, each given once (a repeated one
+    /// is a compile error on it).
+    fn distinct_axes(&mut self, a: &Expr, t: Type) -> Option<Vec<usize>> {
+        let items: Vec<&Expr> = match &a.kind {
+            ExprKind::Tuple(items) => items.iter().collect(),
+            _ => vec![a],
+        };
+        let mut axes = Vec::new();
+        for item in items {
+            let axis = self.axis(item, t)?;
+            if axes.contains(&axis) {
+                self.diag
+                    .error(item.span, format!("axis {axis} is given twice"));
+                return None;
+            }
+            axes.push(axis);
+        }
+        Some(axes)
+    }
+
     fn axis(&mut self, a: &Expr, t: Type) -> Option<usize> {
         let v = match &a.kind {
             ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
