@@ -8,9 +8,9 @@ use ndarray::{Array, ArrayViewMut, Dimension};
 use crate::element::Element;
 use crate::error::{Error, Result};
 
-/// Gives `buf` the shape `shape`, reallocating (filled with `T::default()`) only when its
-/// shape differs. Contents are unspecified afterwards when the shape was unchanged: callers
-/// overwrite every element.
+/// Gives `buf` the shape `shape`, reallocating (filled with `T::default()`, or a kept
+/// buffer with what it held, `pool`) only when its shape differs. Contents are unspecified
+/// afterwards: callers overwrite every element.
 #[inline]
 pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
     if !same_shape(buf.shape(), &shape) {

@@ -1,18 +1,19 @@
 //! Products with a right operand packed once: `a · w` for a weight matrix `w` that a loop
 //! reads at every step (an RNN's recurrent weights). A GEMM library packs `w` into panels
-//! on every call; [`PackedMatrix`] packs it once before the loop, so each step only packs
-//! its small left operand and runs the kernel.
+//! on every call; [`PackedMatrix`] packs it once before the loop, so each step only runs
+//! the kernel, reading its small left operand in place (packing it only when its rows are
+//! not contiguous).
 //!
-//! The kernel is the classic register-blocked one: `MR` rows of `a` (packed `k`-major, so
-//! each step of `k` reads them together) times one panel of `NR` columns of `w` (stored
-//! `k`-major), accumulated in an `MR x NR` block of registers with fused multiply-adds. It
+//! The kernel is the classic register-blocked one: `MR` rows of `a` (each step of `k`
+//! reads one element of each) times one panel of `NR` columns of `w` (stored `k`-major),
+//! accumulated in an `MR x NR` block of registers with fused multiply-adds. It
 //! is Rust over fixed-size arrays and SIMD intrinsics, compiled inside functions built for
 //! AVX-512 or AVX2 + FMA and chosen at run time (as `isa::with_best_isa` does): 12 x 32 f32
 //! (24 AVX-512 registers) or 6 x 16 (12 AVX2 ones), half as many columns for f64; a last
 //! row block of fewer rows takes a narrower kernel (8, 4 or 1 rows). Panels are visited in
-//! order, each by every row block, the last of which prefetches the next panel into the
-//! second-level cache: a `w` larger than that cache (an LSTM's 512 x 2048) streams from
-//! the third level while the kernel computes. Measured on a 2-core Intel Xeon (AVX-512),
+//! order, each by every row block, and each row block prefetches its share of the panel
+//! two on into the second-level cache: a `w` larger than that cache (an LSTM's 512 x
+//! 2048) streams from the third level while the kernel computes. Measured on a 2-core Intel Xeon (AVX-512),
 //! products of the step shapes (f32, one thread): elman's 32 x 512 times 512 x 512 116 µs
 //! (8 x 32 blocks without prefetching: 158 µs; faer, which packs `w` each call: 186 µs),
 //! lstm's 32 x 512 times 512 x 2048 470 µs (609 µs; faer 900 µs).
@@ -108,16 +109,51 @@ macro_rules! fma_impl {
 fma_impl!(f32);
 fma_impl!(f64);
 
-/// One product's operands, for the kernels: `left` holds `a` packed in blocks of `mr` rows
-/// (`k`-major, zeros past `m`), `panels` the packed `w`.
+/// The left operand `a` of a product, as the kernels read it: its rows in place when each
+/// is contiguous (no copy: a packing pass cost 13% of a 32 x 512 x 512 product), else
+/// packed in blocks of `mr` rows (`k`-major, zeros past `m`).
+#[derive(Clone, Copy)]
+enum Left<'a, T> {
+    Rows(ArrayView2<'a, T>),
+    Packed(&'a [T]),
+}
+
+/// One product's operands, for the kernels: the left operand `a` (`m x k`) and `panels`,
+/// the packed `w`.
 struct Job<'a, T> {
     m: usize,
     k: usize,
     n: usize,
-    left: &'a [T],
+    left: Left<'a, T>,
     panels: &'a [T],
     /// Add the product to `out` rather than overwrite it.
     add: bool,
+}
+
+impl<T> Job<'_, T> {
+    /// Pointers to rows `i .. i + R` of `a` (a row past `m` repeats the last one: the
+    /// kernel computes it and the caller does not store it) and the distance between two
+    /// consecutive elements of a row: `k` elements can be read along each.
+    #[inline(always)]
+    fn rows<const R: usize, const MR: usize>(&self, i: usize) -> ([*const T; R], usize) {
+        let mut rows = [core::ptr::null(); R];
+        match self.left {
+            Left::Rows(a) => {
+                let last = self.m.saturating_sub(1);
+                for (r, row) in rows.iter_mut().enumerate() {
+                    *row = a.row((i + r).min(last)).as_ptr();
+                }
+                (rows, 1)
+            }
+            Left::Packed(left) => {
+                let block = &left[i / MR * self.k * MR..];
+                for (r, row) in rows.iter_mut().enumerate() {
+                    *row = block[r..].as_ptr();
+                }
+                (rows, MR)
+            }
+        }
+    }
 }
 
 /// `out[rows, cols] = block` (`+= block` when `add`), rows `i..i + rows` and columns
@@ -151,47 +187,60 @@ fn store<T: Fma, const NR: usize>(
     }
 }
 
-/// The portable kernel (CPUs without AVX2): the `R x NR` block of rows `0..R` of a packed
-/// row block times one panel, into the first `R` rows of `acc`.
+/// The portable kernel (CPUs without AVX2): the `R x NR` block of rows `rows` times one
+/// panel, into the first `R` rows of `acc`.
+///
+/// # Safety
+/// Each of `rows` must be readable at `kk * step` for every `kk < panel.len()`.
 #[inline(always)]
-fn portable<T: Fma, const R: usize, const NR: usize, const MR: usize>(
-    left: &[[T; MR]],
+unsafe fn portable<T: Fma, const R: usize, const NR: usize, const MR: usize>(
+    rows: &[*const T; R],
+    step: usize,
     panel: &[[T; NR]],
     acc: &mut [[T; NR]; MR],
 ) {
     let mut block = [[T::default(); NR]; R];
-    for (a, b) in left.iter().zip(panel) {
+    for (kk, b) in panel.iter().enumerate() {
         for r in 0..R {
+            // SAFETY: the caller's contract, `kk < panel.len()`.
+            let a = unsafe { *rows[r].add(kk * step) };
             for c in 0..NR {
-                block[r][c] = T::plain(a[r], b[c], block[r][c]);
+                block[r][c] = T::plain(a, b[c], block[r][c]);
             }
         }
     }
     acc[..R].copy_from_slice(&block);
 }
 
+/// How many panels ahead of the one being computed the kernels prefetch. Each panel is
+/// fetched in parts, one per row block, so the requests spread over the panel's whole
+/// computation instead of piling up in the last block (where they stalled it: a third of
+/// an LSTM product's samples sat on one prefetch instruction).
+const PREFETCH_AHEAD: usize = 2;
+
 /// Panels `panels` of the product into `out` (whose columns start at panel
-/// `panels.start`'s first column). `kernel(rows, a, panel, next, acc)` computes the block
-/// of the first `rows` rows of a packed row block (the rows past `m` of the last one are
-/// zeros, not stored; a kernel may compute a few of them) and, on the way, prefetches
-/// `next` (empty, or the panel that comes after this one): each panel is read from memory
-/// once, by the last row block, with the next one fetched meanwhile.
+/// `panels.start`'s first column). `kernel(rows, i, panel, prefetch, acc)` computes the
+/// block of the first `rows` rows from row `i` on (a kernel may compute a few rows more,
+/// which are not stored) and, on the way, prefetches the rows of `prefetch`: its row
+/// block's share of the panel [`PREFETCH_AHEAD`] on, so that each panel is on its way to
+/// the second-level cache while the ones before it are computed.
 #[inline(always)]
 fn run<T: Fma, const NR: usize, const MR: usize>(
     job: &Job<'_, T>,
     panels: std::ops::Range<usize>,
     out: &mut ArrayViewMut2<'_, T>,
-    kernel: impl Fn(usize, &[[T; MR]], &[[T; NR]], &[[T; NR]], &mut [[T; NR]; MR]),
+    kernel: impl Fn(usize, usize, &[[T; NR]], &[[T; NR]], &mut [[T; NR]; MR]),
 ) {
     let (m, k) = (job.m, job.k);
-    let (left, _) = job.left.as_chunks::<MR>();
     let (all, _) = job.panels.as_chunks::<NR>();
     let mut acc = [[T::default(); NR]; MR];
     let (first, end) = (panels.start, panels.end);
+    let share = k.div_ceil(m.div_ceil(MR).max(1));
     for j in panels {
         let panel = &all[j * k..(j + 1) * k];
-        let next = if j + 1 < end {
-            &all[(j + 1) * k..(j + 2) * k]
+        let ahead = j + PREFETCH_AHEAD;
+        let later = if ahead < end {
+            &all[ahead * k..(ahead + 1) * k]
         } else {
             &[]
         };
@@ -200,49 +249,61 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
         let mut i = 0;
         while i < m {
             let rows = MR.min(m - i);
-            let a = &left[i / MR * k..(i / MR + 1) * k];
-            let prefetch = if i + MR >= m { next } else { &[] };
-            kernel(rows, a, panel, prefetch, &mut acc);
+            let from = (i / MR * share).min(later.len());
+            let prefetch = &later[from..(from + share).min(later.len())];
+            kernel(rows, i, panel, prefetch, &mut acc);
             store(out, i, at, rows, cols, &acc, job.add);
             i += MR;
         }
     }
 }
 
-/// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block of rows `0..R` of a packed row
-/// block times one panel, in `2 R` vector registers (LLVM left the portable loop's block
-/// in scalar registers when `R` was 8), into the first `R` rows of `acc`; the rows of
-/// `next` (the next panel, or none) are prefetched into the second-level cache, one row
-/// per row of `panel`.
+/// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block of rows `rows` times one
+/// panel, in `2 R` vector registers (LLVM left the portable loop's block in scalar
+/// registers when `R` was 8), into the first `R` rows of `acc`; the rows of `prefetch`
+/// (part of a later panel) are prefetched into the second-level cache, evenly over the
+/// steps of `k`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! simd_kernel {
     ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
      $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
         /// # Safety
-        /// The CPU must have the instruction sets of the `target_feature` attribute.
+        /// The CPU must have the instruction sets of the `target_feature` attribute, and
+        /// each of `rows` must be readable at `kk * step` for every `kk < panel.len()`.
         #[target_feature(enable = $feature)]
         unsafe fn $name<const R: usize>(
-            left: &[[$t; $mr]],
+            rows: &[*const $t; R],
+            step: usize,
             panel: &[[$t; 2 * $lanes]],
-            next: &[[$t; 2 * $lanes]],
+            prefetch: &[[$t; 2 * $lanes]],
             acc: &mut [[$t; 2 * $lanes]; $mr],
         ) {
             use std::arch::x86_64::*;
             const { assert!(R <= $mr) };
             let mut c = [[$zero(); 2]; R];
-            for (kk, (a, b)) in left.iter().zip(panel).enumerate() {
-                if let Some(p) = next.get(kk) {
-                    // SAFETY: a prefetch never faults; `p` holds `2 * lanes` elements,
-                    // the second half starts `lanes` on.
-                    unsafe {
-                        _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().cast());
-                        _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().add($lanes).cast());
+            // One row of `prefetch` every `every` steps.
+            let every = (panel.len() / prefetch.len().max(1)).max(1);
+            let (mut countdown, mut fetched) = (1, 0);
+            for (kk, b) in panel.iter().enumerate() {
+                countdown -= 1;
+                if countdown == 0 {
+                    countdown = every;
+                    if let Some(p) = prefetch.get(fetched) {
+                        fetched += 1;
+                        // SAFETY: a prefetch never faults; `p` holds `2 * lanes`
+                        // elements, the second half starts `lanes` on.
+                        unsafe {
+                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().cast());
+                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().add($lanes).cast());
+                        }
                     }
                 }
                 // SAFETY: `b` holds `2 * lanes` elements: two unaligned loads of `lanes`.
                 let (b0, b1) = unsafe { ($load(b.as_ptr()), $load(b.as_ptr().add($lanes))) };
+                let at = kk * step;
                 for r in 0..R {
-                    let x = $set1(a[r]);
+                    // SAFETY: the caller's contract, `kk < panel.len()`.
+                    let x = $set1(unsafe { *rows[r].add(at) });
                     c[r][0] = $fma(x, b0, c[r][0]);
                     c[r][1] = $fma(x, b1, c[r][1]);
                 }
@@ -323,33 +384,58 @@ macro_rules! dispatch {
             out: &mut ArrayViewMut2<'_, $t>,
         ) {
             const E: usize = core::mem::size_of::<$t>();
+            // SAFETY (every arm): `Job::rows` gives pointers along which `k` elements
+            // can be read, `k` being the panels' length. The SIMD arms: `isa` is Avx512
+            // only when `detect` found AVX-512F on this CPU, Avx2 only when it found AVX2
+            // and FMA, the kernels' only other requirements. Fewer rows than a block's
+            // take the narrowest kernel that covers them (the rows past them repeat the
+            // last row, or are the packing's zeros, and are not stored).
             match isa {
-                // SAFETY (both x86 arms): `isa` is Avx512 only when `detect` found AVX-512F
-                // on this CPU, Avx2 only when it found AVX2 and FMA: the kernels' only
-                // requirements. Fewer rows than a block's take the narrowest kernel that
-                // covers them (the rows past them are zeros).
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx512 => {
-                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, a, p, n, acc| match rows {
-                        9.. => unsafe { $avx512::<12>(a, p, n, acc) },
-                        5..=8 => unsafe { $avx512::<8>(a, p, n, acc) },
-                        2..=4 => unsafe { $avx512::<4>(a, p, n, acc) },
-                        _ => unsafe { $avx512::<1>(a, p, n, acc) },
+                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, p, n, acc| match rows {
+                        9.. => {
+                            let (r, s) = job.rows::<12, 12>(i);
+                            unsafe { $avx512::<12>(&r, s, p, n, acc) }
+                        }
+                        5..=8 => {
+                            let (r, s) = job.rows::<8, 12>(i);
+                            unsafe { $avx512::<8>(&r, s, p, n, acc) }
+                        }
+                        2..=4 => {
+                            let (r, s) = job.rows::<4, 12>(i);
+                            unsafe { $avx512::<4>(&r, s, p, n, acc) }
+                        }
+                        _ => {
+                            let (r, s) = job.rows::<1, 12>(i);
+                            unsafe { $avx512::<1>(&r, s, p, n, acc) }
+                        }
                     })
                 }
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2 => {
-                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, a, p, n, acc| match rows {
-                        5.. => unsafe { $avx2::<6>(a, p, n, acc) },
-                        2..=4 => unsafe { $avx2::<4>(a, p, n, acc) },
-                        _ => unsafe { $avx2::<1>(a, p, n, acc) },
+                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, p, n, acc| match rows {
+                        5.. => {
+                            let (r, s) = job.rows::<6, 6>(i);
+                            unsafe { $avx2::<6>(&r, s, p, n, acc) }
+                        }
+                        2..=4 => {
+                            let (r, s) = job.rows::<4, 6>(i);
+                            unsafe { $avx2::<4>(&r, s, p, n, acc) }
+                        }
+                        _ => {
+                            let (r, s) = job.rows::<1, 6>(i);
+                            unsafe { $avx2::<1>(&r, s, p, n, acc) }
+                        }
                     })
                 }
-                _ => run::<$t, { 32 / E }, 4>(job, panels, out, |rows, a, p, _, acc| {
+                _ => run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, p, _, acc| {
                     if rows == 1 {
-                        portable::<$t, 1, { 32 / E }, 4>(a, p, acc)
+                        let (r, s) = job.rows::<1, 4>(i);
+                        unsafe { portable::<$t, 1, { 32 / E }, 4>(&r, s, p, acc) }
                     } else {
-                        portable::<$t, 4, { 32 / E }, 4>(a, p, acc)
+                        let (r, s) = job.rows::<4, 4>(i);
+                        unsafe { portable::<$t, 4, { 32 / E }, 4>(&r, s, p, acc) }
                     }
                 }),
             }
@@ -488,29 +574,34 @@ macro_rules! packed_impl {
                     }
                     return;
                 }
-                // `a` in blocks of `mr` rows, k-major, the last block padded with zeros.
-                // Every element is written here (the memory kept from the last product
-                // is not cleared first).
-                let blocks = m.div_ceil(mr);
-                self.left.resize(blocks * k * mr, 0.0);
-                for (b, dst) in self.left.chunks_exact_mut(k * mr).enumerate() {
-                    let rows = mr.min(m - b * mr);
-                    for r in 0..rows {
-                        for (kk, &x) in a.row(b * mr + r).iter().enumerate() {
-                            dst[kk * mr + r] = x;
+                // `a` read in place when its rows are contiguous; else in blocks of `mr`
+                // rows, k-major, the last block padded with zeros. Every element is
+                // written here (the memory kept from the last product is not cleared).
+                let left = if k == 1 || a.strides()[1] == 1 {
+                    Left::Rows(a)
+                } else {
+                    let blocks = m.div_ceil(mr);
+                    self.left.resize(blocks * k * mr, 0.0);
+                    for (b, dst) in self.left.chunks_exact_mut(k * mr).enumerate() {
+                        let rows = mr.min(m - b * mr);
+                        for r in 0..rows {
+                            for (kk, &x) in a.row(b * mr + r).iter().enumerate() {
+                                dst[kk * mr + r] = x;
+                            }
+                        }
+                        for r in rows..mr {
+                            for kk in 0..k {
+                                dst[kk * mr + r] = 0.0;
+                            }
                         }
                     }
-                    for r in rows..mr {
-                        for kk in 0..k {
-                            dst[kk * mr + r] = 0.0;
-                        }
-                    }
-                }
+                    Left::Packed(&self.left)
+                };
                 let job = Job {
                     m,
                     k,
                     n: self.n,
-                    left: &self.left,
+                    left,
                     panels: &self.panels,
                     add,
                 };
