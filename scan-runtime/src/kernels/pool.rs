@@ -25,7 +25,7 @@ thread_local! {
 
 /// Keeps `a`'s memory for a later call on this thread when it is large enough.
 pub fn recycle<T: 'static, D: Dimension>(a: Array<T, D>) {
-    let (mut data, _) = a.into_raw_vec_and_offset();
+    let (data, _) = a.into_raw_vec_and_offset();
     if data.capacity().saturating_mul(std::mem::size_of::<T>()) < KEEP_MIN_BYTES {
         return;
     }
