@@ -58,6 +58,23 @@ macro_rules! variants {
                     Ok((h, y))
                 }
 
+                /// A batched RNN whose input projection push_out_seq takes out of the step:
+                /// computed by the loop a chunk of steps at a time (`kernels::project_chunk`),
+                /// also when `n_steps` or `until` stops the loop before the sequence ends.
+                pub fn chunked(x: ArrayView3<f64>, h0: ArrayView2<f64>, w_x: ArrayView2<f64>, w_h: ArrayView2<f64>, k: usize, stop: f64) -> Result<Array3<f64>> {
+                    let h = scan(
+                        |x_t, h, w_x, w_h| {
+                            let h_t = tanh(x_t.dot(w_x) + h.dot(w_h));
+                            (h_t, until(sum(x_t) > stop))
+                        },
+                        sequences = x,
+                        outputs_info = h0,
+                        non_sequences = [w_x, w_h],
+                        n_steps = k,
+                    );
+                    Ok(h)
+                }
+
                 /// A product accumulated over the steps, only the last read (push_out_dot:
                 /// the loop sums the rows of x, one product after it).
                 pub fn readout(x: ArrayView3<f64>, w: ArrayView2<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
@@ -321,6 +338,77 @@ fn an_output_projection_agrees_under_every_setting() {
             ],
             vec![Value::from(got.0), Value::from(got.1)],
         );
+    }
+}
+
+#[test]
+fn a_projection_computed_by_chunks_agrees_under_every_setting() {
+    // Rows of 512 x 64 f64 (256 KB): `kernels::chunk_steps` gives chunks of 8 steps, so 21
+    // steps are chunks of 8, 8 and 5.
+    let (b, i, hd, len) = (512, 3, 64, 21);
+    assert_eq!(scan_runtime::kernels::CHUNK_BYTES / (b * hd * 8), 8);
+    let x = Array3::from_shape_fn((len, b, i), |(t, r, c)| {
+        ((t * 7 + r * 3 + c) as f64 * 0.37).sin()
+    });
+    let h0 = Array2::from_shape_fn((b, hd), |(r, c)| ((r + 2 * c) as f64 * 0.11).cos() * 0.1);
+    let w_x = common::matrix(i, hd, 4);
+    let w_h = common::matrix(hd, hd, 5).mapv(|v| v * 0.05);
+    let all_steps = f64::INFINITY;
+    // `until` stops at step 11, in the second chunk: the only step whose rows sum past 50.
+    let mut x = x;
+    x[[11, 0, 0]] += 100.0;
+    assert!((0..len).all(|t| (x.index_axis(Axis(0), t).sum() > 50.0) == (t == 11)));
+    let threshold = 50.0;
+    // (n_steps, until threshold): every step; steps ending inside a chunk; no step; and a
+    // stop by `until` in the second chunk.
+    for (k, stop) in [
+        (21usize, all_steps),
+        (9, all_steps),
+        (17, all_steps),
+        (0, all_steps),
+        (21, threshold),
+    ] {
+        // By hand.
+        let mut h = h0.clone();
+        let mut hs = Vec::new();
+        for t in 0..k {
+            h = (x.index_axis(Axis(0), t).dot(&w_x) + h.dot(&w_h)).mapv(f64::tanh);
+            hs.push(h.clone());
+            if x.index_axis(Axis(0), t).sum() > stop {
+                break;
+            }
+        }
+        let results = [
+            all::chunked(x.view(), h0.view(), w_x.view(), w_h.view(), k, stop),
+            none::chunked(x.view(), h0.view(), w_x.view(), w_h.view(), k, stop),
+            save_mem_only::chunked(x.view(), h0.view(), w_x.view(), w_h.view(), k, stop),
+            push_out_only::chunked(x.view(), h0.view(), w_x.view(), w_h.view(), k, stop),
+            without_save_mem::chunked(x.view(), h0.view(), w_x.view(), w_h.view(), k, stop),
+            cse_dead_constants::chunked(x.view(), h0.view(), w_x.view(), w_h.view(), k, stop),
+        ];
+        for r in results {
+            let got = r.unwrap_or_else(|e| panic!("k = {k}: {e}"));
+            assert_eq!(got.shape()[0], hs.len(), "k = {k}, stop = {stop}");
+            for (t, want) in hs.iter().enumerate() {
+                let row: Vec<f64> = got.index_axis(Axis(0), t).iter().copied().collect();
+                let want: Vec<f64> = want.iter().copied().collect();
+                common::assert_allclose(&row, &want, 1e-12);
+            }
+        }
+    }
+    // A projection of the wrong width: the product's error, word for word, with the
+    // push-out, also when the loop runs no step (its shapes are checked before it).
+    let w_bad = common::matrix(i + 1, hd, 6);
+    for k in [0usize, 3] {
+        let errors: Vec<String> = [
+            all::chunked(x.view(), h0.view(), w_bad.view(), w_h.view(), k, all_steps),
+            push_out_only::chunked(x.view(), h0.view(), w_bad.view(), w_h.view(), k, all_steps),
+        ]
+        .into_iter()
+        .map(|r| r.expect_err("mismatched projection").to_string())
+        .collect();
+        assert!(errors[0].contains("x_t.dot(w_x)"), "{errors:?}");
+        assert_eq!(errors[0], errors[1], "k = {k}");
     }
 }
 

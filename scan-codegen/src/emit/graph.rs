@@ -194,6 +194,8 @@ pub fn emit_in_place(
 
     let folded = folded_maps(g, &users, in_place);
     let with_extreme = maps_with_extremes(g, &folded, in_place);
+    let chunkable = super::scan::chunkable_sequences(g, &users);
+    let mut chunks: HashMap<NodeId, HashMap<usize, super::scan::Chunk>> = HashMap::new();
 
     for id in g.live_nodes() {
         if folded.contains(&id) || reprs.contains_key(&id) {
@@ -345,6 +347,26 @@ pub fn emit_in_place(
                             quote!(let #ident: #s = #rt::kernels::dot_vv(#a, #b, #label)?;),
                         );
                         Repr::Scalar(ident.clone())
+                    }
+                    (3, 2) if chunkable.contains_key(&id) => {
+                        // Computed by the loop that reads it, a chunk of steps at a time:
+                        // only its shapes are checked here.
+                        let (scan, i) = chunkable[&id];
+                        let (x, w) = (format_ident!("{}_x", ident), format_ident!("{}_w", ident));
+                        body.extend(quote! {
+                            let #x = #a;
+                            let #w = #b;
+                            #rt::kernels::check_dot_stack(#x.view(), #w.view(), #label)?;
+                        });
+                        let repr = declare_buffer(&mut setup);
+                        let chunk = super::scan::Chunk {
+                            x,
+                            w,
+                            buf: ident.clone(),
+                            label: label.clone(),
+                        };
+                        chunks.entry(scan).or_default().insert(i, chunk);
+                        repr
                     }
                     _ => {
                         let f = match (ra, rb) {
@@ -660,7 +682,14 @@ pub fn emit_in_place(
                     .iter()
                     .map(|i| users[i.0].len() == 1 && !g.outputs.contains(i))
                     .collect();
-                let code = super::scan::emit(op, &args, &exclusive, &format!("{prefix}{}_", id.0));
+                let chunked = chunks.remove(&id).unwrap_or_default();
+                let code = super::scan::emit(
+                    op,
+                    &args,
+                    &exclusive,
+                    &chunked,
+                    &format!("{prefix}{}_", id.0),
+                );
                 setup.extend(code.setup);
                 body.extend(code.body);
                 scan_outputs.insert(id, code.outputs);

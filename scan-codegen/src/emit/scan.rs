@@ -7,7 +7,9 @@
 //! A scan marked by loop interchange also gets the interchanged loop (element chunks
 //! outer, steps inner: `emit/interchange.rs`), tried first on the same storage.
 
-use proc_macro2::TokenStream;
+use std::collections::HashMap;
+
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::graph::{self, Code, Input, Repr};
@@ -96,9 +98,61 @@ impl Storage {
     }
 }
 
+/// A sequence that is the product of a stack by a matrix (`x.dot(w)` pushed out of the
+/// step by push_out_seq), computed inside the loop, [`kernels::chunk_steps`] steps at a
+/// time into `buf`, instead of before it: the chunk is still in cache when its steps read
+/// it. `x` and `w` are the operands' views, bound before the loop.
+pub struct Chunk {
+    pub x: Ident,
+    pub w: Ident,
+    pub buf: Ident,
+    pub label: String,
+}
+
+/// The outer nodes computed chunk by chunk by the loop that reads them ([`Chunk`]), each
+/// with that scan and the sequence it is: products of a stack by a matrix read by one
+/// scan alone, as one sequence read at tap 0 only, going forwards (each chunk is then
+/// needed once, in order), by the ordinary loop.
+pub fn chunkable_sequences(
+    g: &crate::ir::Graph,
+    users: &[Vec<NodeId>],
+) -> HashMap<NodeId, (NodeId, usize)> {
+    let mut found = HashMap::new();
+    for id in g.live_nodes() {
+        let Op::Scan(op) = &g.node(id).op else {
+            continue;
+        };
+        // The interchanged and the lanes loops read their sequences' views themselves.
+        if op.go_backwards || op.interchange || op.lanes {
+            continue;
+        }
+        for (i, s) in op.sequences.iter().enumerate() {
+            let p = g.node(id).inputs[i];
+            let node = g.node(p);
+            let stack_by_matrix = matches!(node.op, Op::Dot)
+                && g.ty(node.inputs[0]).rank == 3
+                && g.ty(node.inputs[1]).rank == 2;
+            let read_once = users[p.0] == [id]
+                && g.node(id).inputs.iter().filter(|&&x| x == p).count() == 1
+                && !g.outputs.contains(&p);
+            if stack_by_matrix && read_once && s.taps == [0] && !s.arange {
+                found.insert(p, (id, i));
+            }
+        }
+    }
+    found
+}
+
 /// `exclusive[k]`: outer input `k` is read by this scan alone, so a buffer holding it may
-/// be taken over rather than copied.
-pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Code {
+/// be taken over rather than copied. `chunked`: the sequences (by index) computed here a
+/// chunk at a time.
+pub fn emit(
+    op: &ScanOp,
+    args: &[Repr],
+    exclusive: &[bool],
+    chunked: &HashMap<usize, Chunk>,
+    prefix: &str,
+) -> Code {
     let rt = rt();
     let nd = nd();
     let mut setup = TokenStream::new();
@@ -111,6 +165,7 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     let seq = |i: usize| format_ident!("{}seq{}", prefix, i);
     let avail = |i: usize| format_ident!("{}avail{}", prefix, i);
     let len = |i: usize| format_ident!("{}len{}", prefix, i);
+    let chunk = |i: usize| format_ident!("{}chunk{}", prefix, i);
     for (i, s) in op.sequences.iter().enumerate() {
         let (v, a, l) = (seq(i), avail(i), len(i));
         let what = &s.label;
@@ -119,6 +174,13 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             // `arange(n)` read as the loop index: only its length exists.
             let n_arg = args[i].scalar();
             body.extend(quote!(let #l: usize = #rt::kernels::arange_len(#n_arg)?;));
+        } else if let Some(Chunk { x, w, .. }) = chunked.get(&i) {
+            // As long as the stack it is made from; `chunk_i` steps per chunk.
+            let c = chunk(i);
+            body.extend(quote! {
+                let #l = #x.len_of(#nd::Axis(0));
+                let #c: usize = #rt::kernels::chunk_steps(#x.view(), #w.view());
+            });
         } else {
             let view = args[i].view();
             body.extend(quote! {
@@ -349,6 +411,9 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
             };
             inputs.push(Input::Expr(if s.arange {
                 quote!(((#pos) as i64))
+            } else if let Some(Chunk { buf, .. }) = chunked.get(&i) {
+                let c = chunk(i);
+                quote!(#buf.index_axis(#nd::Axis(0), #t % #c))
             } else if rank == 0 {
                 quote!(#v[#pos])
             } else {
@@ -453,6 +518,17 @@ pub fn emit(op: &ScanOp, args: &[Repr], exclusive: &[bool], prefix: &str) -> Cod
     // Before each step: outputs written in place get their new row (a map output's from
     // its second step on, when its row shape is known).
     let mut prologue = TokenStream::new();
+    // The next chunk of each chunked sequence, when its first step comes.
+    let mut chunked_sorted: Vec<_> = chunked.iter().collect();
+    chunked_sorted.sort_by_key(|(i, _)| **i);
+    for (&i, Chunk { x, w, buf, label }) in chunked_sorted {
+        let c = chunk(i);
+        prologue.extend(quote! {
+            if #t % #c == 0 {
+                #rt::kernels::project_chunk(&mut #buf, #x.view(), #w.view(), #t, #c, #label)?;
+            }
+        });
+    }
     let mut targets = std::collections::HashMap::new();
     for (j, o) in op.outputs.iter().enumerate() {
         if !written(j) {

@@ -21,7 +21,9 @@
 //! row (their whole-sequence form is a different operation). The moved work runs over
 //! every row of the sequence, also rows a shorter `n_steps` or an early `until` would not
 //! reach, and also when the loop runs no step (an error in it, a size mismatch, is then
-//! reported too, as for push-out of non-sequences).
+//! reported too, as for push-out of non-sequences). The emitter may compute a moved
+//! product by chunks of steps inside the loop instead (`emit::scan::chunkable_sequences`),
+//! its shapes still checked before the loop.
 
 use std::collections::HashMap;
 

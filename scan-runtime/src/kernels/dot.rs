@@ -152,6 +152,64 @@ pub fn dot_stack_m<T: Number>(
     Ok(())
 }
 
+/// A sequence's product by a matrix computed inside its loop, a chunk of steps at a time
+/// ([`project_chunk`]), holds about this many bytes: the chunk stays in the second-level
+/// cache until its steps read it, where the whole sequence's product (an LSTM's 33.5 MB)
+/// went to memory and came back. Measured on the hand-written LSTM (2-core Intel Xeon,
+/// AVX-512): 8 steps of 32 x 2048 f32 (2 MB) 114.5 ms, the whole projection 135.2 ms.
+pub const CHUNK_BYTES: usize = 2 << 20;
+
+/// Steps per chunk for the product of the stack `a` (`(t, m, k)`) by `b` (`(k, n)`): rows
+/// of `m * n` elements, as many as fit in [`CHUNK_BYTES`], at least one.
+pub fn chunk_steps<T>(a: ArrayView3<'_, T>, b: ArrayView2<'_, T>) -> usize {
+    let row = a.shape()[1] * b.shape()[1] * std::mem::size_of::<T>();
+    (CHUNK_BYTES / row.max(1)).max(1)
+}
+
+/// The shape check of [`dot_stack_m`], made before a loop that computes the product chunk
+/// by chunk ([`project_chunk`]), so that a mismatch is reported as it would be for the
+/// whole product, also when the loop runs no step.
+pub fn check_dot_stack<T>(a: ArrayView3<'_, T>, b: ArrayView2<'_, T>, what: &str) -> Result<()> {
+    if a.shape()[2] != b.shape()[0] {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    Ok(())
+}
+
+/// Rows `start .. start + chunk` of `a · b` (fewer at the end of `a`) into the first rows of
+/// `out`, which keeps `chunk` rows: [`dot_stack_m`] of a chunk of steps, made inside the
+/// loop that reads them (shapes checked by [`check_dot_stack`] before it).
+pub fn project_chunk<T: Number>(
+    out: &mut Array3<T>,
+    a: ArrayView3<'_, T>,
+    b: ArrayView2<'_, T>,
+    start: usize,
+    chunk: usize,
+    what: &str,
+) -> Result<()> {
+    let ((t, m, k), (k2, n)) = (a.dim(), b.dim());
+    if k != k2 {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    let end = start.saturating_add(chunk).min(t);
+    let rows = end.saturating_sub(start);
+    ensure_shape(out, Ix3(chunk, m, n));
+    let a = a.slice_axis(Axis(0), ndarray::Slice::from(start.min(end)..end));
+    let mut out = out.slice_axis_mut(Axis(0), ndarray::Slice::from(0..rows));
+    if a.is_standard_layout() {
+        if let (Ok(a2), Ok(o2)) = (
+            a.into_shape_with_order((rows * m, k)),
+            out.view_mut().into_shape_with_order((rows * m, n)),
+        ) {
+            return T::gemm(o2, a2, b, what);
+        }
+    }
+    for (o, a_t) in out.outer_iter_mut().zip(a.outer_iter()) {
+        T::gemm(o, a_t, b, what)?;
+    }
+    Ok(())
+}
+
 /// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a vector `b` of
 /// length `k`: every row of every matrix dotted with `b` (one `(t*m, k) · (k, 1)` product
 /// when `a` is contiguous).
