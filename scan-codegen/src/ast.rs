@@ -22,6 +22,20 @@ pub struct FnDef {
     pub body: Block,
     /// The user's signature, kept to emit a well-typed stub when compilation fails.
     pub sig: syn::Signature,
+    /// The names of parameters whose pattern or type was in error (reported): poisoned in
+    /// the body, so their uses are not reported again.
+    pub failed_params: Vec<syn::Ident>,
+    /// Whether the result types parsed; when not (reported), the body is still checked but
+    /// its value is not matched against them.
+    pub results_ok: bool,
+}
+
+impl FnDef {
+    /// Whether the signature had an error: a call of the function is not checked against
+    /// it (the error was reported on the signature).
+    pub fn signature_failed(&self) -> bool {
+        !self.failed_params.is_empty() || !self.results_ok
+    }
 }
 
 pub struct ParamDef {
@@ -42,7 +56,13 @@ pub struct Block {
 }
 
 pub enum Stmt {
-    Let { pattern: Pattern, value: Expr },
+    Let {
+        pattern: Pattern,
+        value: Expr,
+    },
+    /// A `let` whose value had an error (reported): its names are poisoned, so that their
+    /// uses are not reported again as unknown.
+    Failed(Pattern),
 }
 
 pub enum Pattern {
@@ -176,6 +196,10 @@ pub struct ScanCall {
     /// `unroll = k` (1 when not given).
     pub unroll: usize,
     pub name: Option<String>,
+    /// An argument was lost to a reported error (a sequence that did not parse, an
+    /// unknown keyword): the step's argument count and the number of steps are not
+    /// checked, so that the one mistake gives one error.
+    pub incomplete: bool,
 }
 
 /// One item of a multi-axis index (`ExprKind::MultiIndex`).

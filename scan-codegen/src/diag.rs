@@ -13,6 +13,11 @@ impl Diagnostics {
         self.errors.push(syn::Error::new(span, message));
     }
 
+    /// An error spanned on every token of `tokens` (a whole type, not its first token).
+    pub fn error_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new_spanned(tokens, message));
+    }
+
     pub fn push(&mut self, error: syn::Error) {
         self.errors.push(error);
     }

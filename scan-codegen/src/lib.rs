@@ -13,6 +13,7 @@ pub mod diag;
 pub mod emit;
 pub mod ir;
 pub mod lower;
+pub mod messages;
 pub mod parse;
 pub mod report;
 pub mod rewrite;

@@ -4,22 +4,17 @@ use proc_macro2::Span;
 
 use crate::diag::Diagnostics;
 use crate::ir::{DType, Type};
+use crate::messages as msg;
 
 /// Output taps are negative (past steps) and distinct.
 pub fn output_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
     let mut ok = true;
     for (i, (tap, span)) in taps.iter().enumerate() {
         if *tap >= 0 {
-            diag.error(
-                *span,
-                format!("output taps must be negative (a step reads earlier steps of its outputs): found {tap}; use -1 for the previous step"),
-            );
+            diag.error(*span, msg::output_tap_not_negative(*tap));
             ok = false;
         } else if taps[..i].iter().any(|(t, _)| t == tap) {
-            diag.error(
-                *span,
-                format!("tap {tap} is repeated: each tap is listed once"),
-            );
+            diag.error(*span, msg::tap_repeated(*tap));
             ok = false;
         }
     }
@@ -34,10 +29,7 @@ pub fn sequence_taps(taps: &[(i64, Span)], diag: &mut Diagnostics) -> bool {
     let mut ok = !taps.is_empty();
     for (i, (tap, span)) in taps.iter().enumerate() {
         if taps[..i].iter().any(|(t, _)| t == tap) {
-            diag.error(
-                *span,
-                format!("tap {tap} is repeated: each tap is listed once"),
-            );
+            diag.error(*span, msg::tap_repeated(*tap));
             ok = false;
         }
     }
@@ -59,19 +51,15 @@ pub fn output_row_type(
     }
     if init.rank == 0 {
         let depth = taps.iter().map(|t| -t).max().unwrap_or(1);
-        diag.error(
-            span,
-            format!(
-                "an output with taps {taps:?} needs an initial state with one more leading axis than a step's result, of length {depth} (init[0] is output[t-{depth}]); `{init_label}` is a {init}"
-            ),
-        );
+        diag.error(span, msg::init_without_room(taps, depth, init_label, init));
         return None;
     }
     Some(init.with_rank(init.rank - 1))
 }
 
-/// The step's arguments match what scan passes, in order.
+/// The step's arguments match what the loop (`kind`: scan, map, ..) passes, in order.
 pub fn step_arguments(
+    kind: &str,
     expected: &[String],
     found: usize,
     span: Span,
@@ -80,14 +68,7 @@ pub fn step_arguments(
     if expected.len() == found {
         return true;
     }
-    diag.error(
-        span,
-        format!(
-            "the step takes {found} argument(s) but scan passes {}: {} (every tap of each sequence, then every tap of each output, then the non_sequences)",
-            expected.len(),
-            if expected.is_empty() { "none".to_string() } else { expected.join(", ") }
-        ),
-    );
+    diag.error(span, msg::step_arguments(kind, found, expected));
     false
 }
 
@@ -101,9 +82,7 @@ pub fn step_argument_type(
     if declared != passed {
         diag.error(
             param.span(),
-            format!(
-                "step argument `{param}` is declared a {declared} but scan passes a {passed} here"
-            ),
+            msg::step_argument_type(&param.to_string(), declared, passed),
         );
     }
 }
@@ -126,12 +105,7 @@ pub fn step_result(
     diag: &mut Diagnostics,
 ) -> ResultFit {
     if found.rank != row.rank {
-        diag.error(
-            span,
-            format!(
-                "output {output}: the step returns a {found} but the initial state `{init_label}` gives a {row} per step (ranks must match)"
-            ),
-        );
+        diag.error(span, msg::step_result_rank(output, init_label, found, row));
         return ResultFit::Mismatch;
     }
     if found.dtype == row.dtype {
@@ -142,10 +116,7 @@ pub fn step_result(
     }
     diag.error(
         span,
-        format!(
-            "output {output}: the step returns {} but the initial state `{init_label}` is {}: an initial state must not be narrower than the step's result (no implicit downcast); give the initial state dtype {} or cast the result with `as {}`",
-            found.dtype, row.dtype, found.dtype, row.dtype
-        ),
+        msg::init_narrower(output, init_label, found.dtype, row.dtype),
     );
     ResultFit::Mismatch
 }
@@ -154,10 +125,7 @@ pub fn until_condition(found: Type, span: Span, diag: &mut Diagnostics) -> bool 
     if found == Type::scalar(DType::Bool) {
         return true;
     }
-    diag.error(
-        span,
-        format!("the condition of `until` must be a scalar bool, found a {found}"),
-    );
+    diag.error(span, msg::until_condition(found));
     false
 }
 
@@ -165,9 +133,6 @@ pub fn output_count(declared: usize, returned: usize, span: Span, diag: &mut Dia
     if declared == returned {
         return true;
     }
-    diag.error(
-        span,
-        format!("the step returns {returned} value(s) but outputs_info has {declared} entr{}: one entry per returned value (`None` for a value that is not fed back)", if declared == 1 { "y" } else { "ies" }),
-    );
+    diag.error(span, msg::output_count(declared, returned));
     false
 }

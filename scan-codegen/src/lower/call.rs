@@ -83,10 +83,7 @@ impl Lowerer<'_> {
                 } else {
                     format!("{lo} or {hi}")
                 };
-                Err(format!(
-                    "`{n}` takes {expected} argument(s), found {}",
-                    args.len()
-                ))
+                Err(crate::messages::arity(&n, &expected, args.len()))
             } else {
                 Ok(())
             }
@@ -619,12 +616,13 @@ impl Lowerer<'_> {
                 all.extend(OTHER_FUNCTIONS);
                 let own: Vec<String> = self.functions.iter().map(|f| f.name.to_string()).collect();
                 let candidates = all.iter().copied().chain(own.iter().map(String::as_str));
-                let hint = match crate::diag::closest(&n, candidates) {
-                    Some(c) => format!("did you mean `{c}`?"),
-                    None => "not a function of the step language (docs/SEMANTICS.md lists them) nor a `fn` of this scan! block".to_string(),
-                };
-                self.diag
-                    .error(name.span(), format!("unknown function `{n}`: {hint}"));
+                let close = crate::diag::closest(&n, candidates);
+                // `x.f(..)` was written as a method (its text does not start with `f(`).
+                let method = !e.label.starts_with(&format!("{n}("));
+                self.diag.error(
+                    name.span(),
+                    crate::messages::unknown_function(&n, method, close),
+                );
                 None
             }
         }
@@ -637,10 +635,7 @@ impl Lowerer<'_> {
             (1, 2) | (2, 1) => 1,
             (2, 2) => 2,
             _ => {
-                self.diag.error(
-                    e.span,
-                    format!("`dot` multiplies vectors and matrices, found a {ta} and a {tb}; use `*` to scale by a scalar"),
-                );
+                self.diag.error(e.span, crate::messages::dot_ranks(ta, tb));
                 return None;
             }
         };

@@ -4,6 +4,7 @@
 use super::{Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind, IndexItem, Lit};
 use crate::ir::{DType, ElemOp, Literal, NodeId, Op, PathStep, Type};
+use crate::messages as msg;
 
 /// An indexing path: each step with its operands.
 pub(super) type Path = Vec<(PathStep, Vec<NodeId>)>;
@@ -22,11 +23,15 @@ impl Lowerer<'_> {
                         // stays f32); a binding of the same name hides them.
                         Some(v) => self.literal(&Lit::Float(v, None), e),
                         None if self.closure(name).is_some() => {
-                            self.diag.error(name.span(), format!("`{name}` is a step function: pass it to scan, map, reduce, foldl or foldr"));
+                            self.diag
+                                .error(name.span(), msg::step_function_as_value(&name.to_string()));
                             return None;
                         }
                         None => {
-                            self.diag.error(name.span(), format!("unknown name `{name}`: not a parameter, a `let` binding or a step argument"));
+                            let n = name.to_string();
+                            let names = self.visible_names();
+                            let close = crate::diag::closest(&n, names.iter().map(String::as_str));
+                            self.diag.error(name.span(), msg::unknown_name(&n, close));
                             return None;
                         }
                     },
@@ -103,22 +108,15 @@ impl Lowerer<'_> {
             }
             ExprKind::Scan(call) => return self.scan(call),
             ExprKind::Closure(_) => {
-                self.diag.error(
-                    e.span,
-                    "a closure is a step function: write it in a scan, map, reduce, foldl or foldr call, or bind it with `let step = |..| ..;` and pass `step`",
-                );
+                self.diag.error(e.span, msg::closure_as_value());
                 return None;
             }
             ExprKind::Until(_) => {
-                self.diag.error(
-                    e.span,
-                    "`until(cond)` must be the last value a step returns: `(x_t, until(cond))`",
-                );
+                self.diag.error(e.span, msg::until_not_last());
                 return None;
             }
             ExprKind::Ok(_) => {
-                self.diag
-                    .error(e.span, "`Ok(..)` is only valid as a function's final value");
+                self.diag.error(e.span, msg::ok_not_last());
                 return None;
             }
         };
@@ -130,10 +128,7 @@ impl Lowerer<'_> {
         match self.expr(e)? {
             Lowered::Single(v) => Some(v),
             Lowered::Tuple(vs) => {
-                self.diag.error(
-                    e.span,
-                    format!("expected one value, found a tuple of {}", vs.len()),
-                );
+                self.diag.error(e.span, msg::expected_one_value(vs.len()));
                 None
             }
         }
@@ -176,10 +171,7 @@ impl Lowerer<'_> {
         if let Some(c) = cond.first() {
             let ct = self.ty(*c);
             if ct.dtype != DType::Bool {
-                self.diag.error(
-                    e.span,
-                    format!("the condition of `where` must be bool, found {}", ct),
-                );
+                self.diag.error(e.span, msg::where_condition(ct));
                 return None;
             }
         }
@@ -192,7 +184,7 @@ impl Lowerer<'_> {
             };
             self.diag.error(
                 e.span,
-                format!("`{}` expects {expected}, found {promoted}", op.name()),
+                msg::elemwise_operands(op.name(), expected, promoted),
             );
             return None;
         };
@@ -241,10 +233,7 @@ impl Lowerer<'_> {
     pub(super) fn scalar_index(&mut self, v: Value, e: &Expr, what: &str) -> Option<NodeId> {
         let t = self.ty(v);
         if t.rank != 0 || !t.dtype.is_int() {
-            self.diag.error(
-                e.span,
-                format!("{what} must be a scalar integer, found {t}"),
-            );
+            self.diag.error(e.span, msg::scalar_integer(what, t));
             return None;
         }
         Some(self.cast(v, DType::I64, e))
@@ -259,24 +248,15 @@ impl Lowerer<'_> {
             return Some(false);
         }
         if t.dtype == DType::Bool {
-            self.diag.error(
-                e.span,
-                format!("`{}` is a boolean mask: reading `x[mask]` is not supported; use `where_(mask, x, other)`, or `set_subtensor(x[mask], v)` to write", e.label),
-            );
+            self.diag.error(e.span, msg::boolean_mask_read(&e.label));
             return None;
         }
         if !t.dtype.is_int() || t.rank > 1 {
-            self.diag.error(
-                e.span,
-                format!("an index array is a vector of integers (numpy's `x[idx]`), found a {t}"),
-            );
+            self.diag.error(e.span, msg::index_array_type(t));
             return None;
         }
         if writing {
-            self.diag.error(
-                e.span,
-                "`set_subtensor`/`inc_subtensor` with an index array write into the array itself, `x[idx]` or `x[(.., idx)]` (other items `..`), not into a part of it already indexed",
-            );
+            self.diag.error(e.span, msg::index_array_write_nested());
             return None;
         }
         Some(true)
@@ -319,10 +299,8 @@ impl Lowerer<'_> {
                 if self.is_index_array(v, idx, writing)? {
                     let x = self.view_of(b, path, base)?;
                     if self.ty(x).rank == 0 {
-                        self.diag.error(
-                            e.span,
-                            format!("too many indices: `{}` is a scalar", base.label),
-                        );
+                        self.diag
+                            .error(e.span, msg::too_many_indices_scalar(&base.label));
                         return None;
                     }
                     return Some((self.gather(x, v, 0, e), Vec::new()));
@@ -375,10 +353,7 @@ impl Lowerer<'_> {
                                             || matches!(it, IndexItem::Index(j) if !std::ptr::eq(&**j, &**i))
                                     });
                                 if mixed {
-                                    self.diag.error(
-                                        i.span,
-                                        "an index array in a tuple index goes with slices and `..` only (numpy would move the axes of several index arrays, or of one beside integers or None): index in two steps, `x[(.., idx)][(0, ..)]`",
-                                    );
+                                    self.diag.error(i.span, msg::index_array_mixed());
                                     return None;
                                 }
                                 gather = Some((axis, v));
@@ -440,8 +415,7 @@ impl Lowerer<'_> {
                     let x = self.view_of(b, path, base)?;
                     if axis >= self.ty(x).rank {
                         let t = self.ty(b);
-                        self.diag
-                            .error(e.span, format!("too many indices: the value is a {t}"));
+                        self.diag.error(e.span, msg::too_many_indices(t));
                         return None;
                     }
                     return Some((self.gather(x, idx, axis, e), Vec::new()));
@@ -469,8 +443,7 @@ impl Lowerer<'_> {
                 PathStep::NewAxis if at <= rank => rank += 1,
                 PathStep::Check(_) => {}
                 _ if at >= rank => {
-                    self.diag
-                        .error(e.span, format!("too many indices: the value is a {t}"));
+                    self.diag.error(e.span, msg::too_many_indices(t));
                     return None;
                 }
                 PathStep::Index => rank -= 1,

@@ -6,6 +6,7 @@
 
 use super::{Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind, FnDef};
+use crate::messages as msg;
 
 impl<'d> Lowerer<'d> {
     /// The block's function called `name`, if there is one.
@@ -18,23 +19,20 @@ impl<'d> Lowerer<'d> {
     pub(super) fn inline(&mut self, f: &FnDef, args: &[Expr], e: &Expr) -> Option<Lowered> {
         let name = f.name.to_string();
         if self.inlining.contains(&name) {
-            self.diag.error(
-                e.span,
-                format!("`{name}` calls itself (directly or through other functions): scan! functions are inlined where they are called, so they cannot recurse"),
-            );
+            self.diag.error(e.span, msg::own_function_recursion(&name));
+            return None;
+        }
+        if f.signature_failed() {
+            // Reported on the signature; the arguments are still checked.
+            for a in args {
+                let _ = self.expr(a);
+            }
             return None;
         }
         if args.len() != f.params.len() {
             let names: Vec<String> = f.params.iter().map(|p| p.name.to_string()).collect();
-            self.diag.error(
-                e.span,
-                format!(
-                    "`{name}` takes {} argument(s) ({}), found {}",
-                    f.params.len(),
-                    names.join(", "),
-                    args.len()
-                ),
-            );
+            self.diag
+                .error(e.span, msg::own_function_arity(&name, &names, args.len()));
             return None;
         }
         // The arguments, in the caller's scope, fitted to the declared parameter types: an
@@ -56,10 +54,7 @@ impl<'d> Lowerer<'d> {
             if found != declared {
                 self.diag.error(
                     a.span,
-                    format!(
-                        "`{name}` takes a {declared} as `{}`, found a {found}",
-                        p.name
-                    ),
+                    msg::own_function_argument(&name, &p.name.to_string(), declared, found),
                 );
                 ok = false;
                 continue;
@@ -84,10 +79,7 @@ impl<'d> Lowerer<'d> {
         let result = match &f.body.result.kind {
             ExprKind::Ok(inner) => self.function_results(f, inner),
             _ => {
-                self.diag.error(
-                    f.body.result.span,
-                    "a scan! function ends with `Ok(value)` or `Ok((a, b))`",
-                );
+                self.diag.error(f.body.result.span, msg::function_end());
                 None
             }
         };

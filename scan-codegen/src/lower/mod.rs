@@ -13,6 +13,7 @@ use std::rc::Rc;
 use crate::ast::{Block, ExprKind, FnDef, Pattern, Program, StepFn, Stmt};
 use crate::diag::Diagnostics;
 use crate::ir::{self, Graph, NodeId, Op, Type};
+use crate::messages as msg;
 
 /// A value in a graph being built. `weak` marks untyped literals (and values computed only
 /// from them), whose dtype adapts to the other operand as numpy's Python scalars do.
@@ -146,10 +147,7 @@ impl Lowerer<'_> {
         }
         let ty = self.frames[level - 1].graph.ty(outer.id);
         if self.frames[level].strict {
-            self.diag.error(
-                name.span(),
-                format!("`{key}` is defined outside the step but not passed to it: with `strict = true`, add `{key}` to `non_sequences` (the step reads it by that name, or by the step argument that receives it)"),
-            );
+            self.diag.error(name.span(), msg::strict_capture(&key));
         }
         let frame = &mut self.frames[level];
         let id = frame.graph.add_input(&key, ty, name.span());
@@ -193,15 +191,17 @@ impl Lowerer<'_> {
                 span: p.name.span(),
             });
         }
+        for name in &f.failed_params {
+            self.poison_name(name);
+        }
         self.statements(&f.body);
         let result = &f.body.result;
         let outputs = match &result.kind {
+            // The result types did not parse (reported): the value is checked alone.
+            ExprKind::Ok(inner) if !f.results_ok => self.expr(inner).and(None),
             ExprKind::Ok(inner) => self.function_results(f, inner),
             _ => {
-                self.diag.error(
-                    result.span,
-                    "a scan! function ends with `Ok(value)` or `Ok((a, b))`",
-                );
+                self.diag.error(result.span, msg::function_end());
                 None
             }
         };
@@ -223,35 +223,18 @@ impl Lowerer<'_> {
             Lowered::Single(v) if !f.tuple_result => vec![v],
             Lowered::Tuple(vs) if f.tuple_result => vs,
             Lowered::Single(_) => {
-                self.diag.error(
-                    e.span,
-                    format!(
-                        "the signature returns a tuple of {} values: return `Ok((a, b, ..))`",
-                        f.results.len()
-                    ),
-                );
+                self.diag
+                    .error(e.span, msg::result_not_tuple(f.results.len()));
                 return None;
             }
             Lowered::Tuple(vs) => {
-                self.diag.error(
-                    e.span,
-                    format!(
-                        "the signature returns one value but this is a tuple of {}",
-                        vs.len()
-                    ),
-                );
+                self.diag.error(e.span, msg::result_is_tuple(vs.len()));
                 return None;
             }
         };
         if values.len() != f.results.len() {
-            self.diag.error(
-                e.span,
-                format!(
-                    "the signature returns {} values but {} are returned here",
-                    f.results.len(),
-                    values.len()
-                ),
-            );
+            self.diag
+                .error(e.span, msg::result_count(f.results.len(), values.len()));
             return None;
         }
         let mut out = Vec::new();
@@ -264,13 +247,8 @@ impl Lowerer<'_> {
             };
             let found = self.graph().ty(id);
             if found != declared.ty {
-                self.diag.error(
-                    e.span,
-                    format!(
-                        "the signature declares a {} here but the value is a {}",
-                        declared.ty, found
-                    ),
-                );
+                self.diag
+                    .error(e.span, msg::result_type(declared.ty, found));
             }
             out.push(id);
         }
@@ -279,7 +257,13 @@ impl Lowerer<'_> {
 
     fn statements(&mut self, block: &Block) {
         for stmt in &block.stmts {
-            let Stmt::Let { pattern, value } = stmt;
+            let (pattern, value) = match stmt {
+                Stmt::Let { pattern, value } => (pattern, value),
+                Stmt::Failed(pattern) => {
+                    self.poison(pattern);
+                    continue;
+                }
+            };
             if let (Pattern::Name(n), ExprKind::Closure(f)) = (pattern, &value.kind) {
                 let frame = self.frames.last_mut().expect("open frame");
                 frame.names.remove(&n.to_string());
@@ -308,36 +292,20 @@ impl Lowerer<'_> {
         frame.poisoned.insert(name.to_string());
     }
 
+    /// Binds the names of `pattern`; on a mismatch (reported), poisons them, so that their
+    /// uses are not reported again.
     fn bind_pattern(&mut self, pattern: &Pattern, value: Lowered) {
         match (pattern, value) {
             (Pattern::Wild(_), _) => {}
             (Pattern::Name(n), Lowered::Single(v)) => self.bind(n, v),
             (Pattern::Name(n), Lowered::Tuple(vs)) => {
-                // The pattern to write, spelled out for small tuples only.
-                let pattern = if vs.len() <= 8 {
-                    format!("`let ({}) = ...`", vec!["_"; vs.len()].join(", "))
-                } else {
-                    format!("a pattern of {} names", vs.len())
-                };
-                self.diag.error(
-                    n.span(),
-                    format!(
-                        "this value is a tuple of {} values: destructure it with {pattern}",
-                        vs.len()
-                    ),
-                )
+                self.diag.error(n.span(), msg::tuple_to_name(vs.len()));
+                self.poison_name(n);
             }
             (Pattern::Tuple(ps, s), Lowered::Tuple(vs)) => {
                 if ps.len() != vs.len() {
-                    self.diag.error(
-                        *s,
-                        format!(
-                            "expected a pattern of {} names to match the {} values, found {}",
-                            vs.len(),
-                            vs.len(),
-                            ps.len()
-                        ),
-                    );
+                    self.diag.error(*s, msg::pattern_length(vs.len(), ps.len()));
+                    self.poison(pattern);
                     return;
                 }
                 for (p, v) in ps.iter().zip(vs) {
@@ -345,10 +313,25 @@ impl Lowerer<'_> {
                 }
             }
             (Pattern::Tuple(_, s), Lowered::Single(_)) => {
-                self.diag
-                    .error(*s, "this value is not a tuple: bind it to one name");
+                self.diag.error(*s, msg::not_a_tuple());
+                self.poison(pattern);
             }
         }
+    }
+
+    /// The names visible from the current frame, for "did you mean" hints.
+    fn visible_names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for frame in self.frames.iter().rev() {
+            out.extend(frame.names.keys().cloned());
+            out.extend(frame.poisoned.iter().cloned());
+            if frame.opaque {
+                break;
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Adds a node to the current graph, typed, spanned and labelled from `e`.

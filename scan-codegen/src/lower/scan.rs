@@ -6,6 +6,7 @@ use crate::check::scan as rules;
 use crate::ir::{
     DType, Literal, NodeId, NonSequence, Op, Output, PathStep, ScanOp, Sequence, Type,
 };
+use crate::messages as msg;
 
 /// A step argument to create: its type and its name for messages.
 struct StepInput {
@@ -41,10 +42,8 @@ impl Lowerer<'_> {
             StepSource::Name(name) => match self.closure(name) {
                 Some(f) => f,
                 None => {
-                    self.diag.error(
-                        name.span(),
-                        format!("`{name}` is not a step function: write a closure here, or bind one first with `let {name} = |..| ..;`"),
-                    );
+                    self.diag
+                        .error(name.span(), msg::not_a_step_function(&name.to_string()));
                     return None;
                 }
             },
@@ -78,13 +77,8 @@ impl Lowerer<'_> {
             };
             let t = self.ty(v);
             if t.rank == 0 {
-                self.diag.error(
-                    s.value.span,
-                    format!(
-                        "a sequence is iterated over its leading axis; `{}` is a {t}",
-                        s.value.label
-                    ),
-                );
+                self.diag
+                    .error(s.value.span, msg::sequence_is_scalar(&s.value.label, t));
                 ok = false;
                 failed(&mut step_inputs);
                 continue;
@@ -220,20 +214,25 @@ impl Lowerer<'_> {
             .as_ref()
             .map(|e| self.index_operand(e, "n_steps"));
         if n_steps.is_none() && sequences.is_empty() && call.sequences.is_empty() {
-            self.diag.error(
-                call.span,
-                format!(
-                    "`{}` needs `sequences` or `n_steps` to know how many steps to run",
-                    call.kind.name()
-                ),
-            );
+            // An incomplete call (an argument lost to an error) may have meant some.
+            if !call.incomplete {
+                self.diag
+                    .error(call.span, msg::needs_steps(call.kind.name()));
+            }
             ok = false;
         }
 
-        // The step.
+        // The step. Its arguments are not counted when the call is incomplete: what it is
+        // passed is not known (its parameters are then silently unresolved).
         let described: Vec<String> = step_inputs.iter().map(|s| s.describe.clone()).collect();
-        let arguments_ok =
-            rules::step_arguments(&described, step.params.len(), step.params_span, self.diag);
+        let arguments_ok = !call.incomplete
+            && rules::step_arguments(
+                call.kind.name(),
+                &described,
+                step.params.len(),
+                step.params_span,
+                self.diag,
+            );
         ok &= arguments_ok;
         self.frames.push(Frame::new(call.strict));
         for (k, param) in step.params.iter().enumerate() {
@@ -378,6 +377,9 @@ impl Lowerer<'_> {
                     span: e.span,
                 });
             }
+        } else if outputs.len() != returned.len() && call.incomplete {
+            // An entry of outputs_info was lost to a reported error.
+            return None;
         } else if !rules::output_count(outputs.len(), returned.len(), result_span, self.diag) {
             return None;
         }
@@ -422,10 +424,7 @@ impl Lowerer<'_> {
             }
         }
         let Some((last, rest)) = items.split_last() else {
-            self.diag.error(
-                result.span,
-                "the step returns no value: return one per output",
-            );
+            self.diag.error(result.span, msg::no_step_value());
             return None;
         };
         let (values, until) = match &last.kind {

@@ -32,9 +32,7 @@ pub fn check(tokens: &TokenStream) -> syn::Result<()> {
         Ok(_) => Ok(()),
         Err(span) => Err(syn::Error::new(
             span,
-            format!(
-                "nesting deeper than {MAX_DEPTH} levels: this expression nests too many brackets or chains too many operators for the compiler; split it with `let` bindings"
-            ),
+            crate::messages::nesting_too_deep(MAX_DEPTH),
         )),
     }
 }

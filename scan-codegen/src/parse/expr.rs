@@ -8,6 +8,7 @@ use super::scan_call;
 use crate::ast::{Block, Expr, ExprKind, IndexItem, Lit, Pattern, ScanKind, Stmt};
 use crate::diag::Diagnostics;
 use crate::ir::DType;
+use crate::messages as msg;
 
 /// The user's text for an expression, compacted for messages (`x_tm1.dot(w)`).
 pub fn label(e: &impl ToTokens) -> String {
@@ -37,10 +38,7 @@ fn literal_dtype(suffix: &str, span: proc_macro2::Span, diag: &mut Diagnostics) 
     }
     let d = DType::from_rust_name(suffix);
     if d.is_none() {
-        diag.error(
-            span,
-            format!("unsupported literal suffix `{suffix}`: expected one of i32, i64, f32, f64"),
-        );
+        diag.error(span, msg::literal_suffix(suffix));
     }
     d
 }
@@ -57,7 +55,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                     Ok(v) if dtype.is_some_and(|d| d.is_float()) => Lit::Float(v as f64, dtype),
                     Ok(v) => Lit::Int(v, dtype),
                     Err(err) => {
-                        diag.error(span, format!("integer literal out of range for i64: {err}"));
+                        diag.error(span, msg::integer_out_of_range(err));
                         return None;
                     }
                 }
@@ -65,16 +63,13 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             syn::Lit::Float(f) => {
                 let dtype = literal_dtype(f.suffix(), span, diag);
                 if dtype.is_some_and(|d| !d.is_float()) {
-                    diag.error(span, "a float literal cannot have an integer suffix");
+                    diag.error(span, msg::float_with_integer_suffix());
                 }
                 Lit::Float(f.base10_parse::<f64>().ok()?, dtype)
             }
             syn::Lit::Bool(b) => Lit::Bool(b.value),
             other => {
-                diag.error(
-                    other.span(),
-                    "unsupported literal: expected a number or a bool",
-                );
+                diag.error(other.span(), msg::unsupported_literal());
                 return None;
             }
         }),
@@ -84,10 +79,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 // Rust's own constants, typed as Rust types them (`f32::INFINITY` is f32).
                 Some(lit) => ExprKind::Lit(lit),
                 None => {
-                    diag.error(
-                        span,
-                        "expected a variable name or a constant such as `f64::INFINITY` or `std::f64::consts::PI` (other paths are not part of the step language)",
-                    );
+                    diag.error_spanned(p, msg::unsupported_path());
                     return None;
                 }
             },
@@ -107,10 +99,14 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 syn::BinOp::Ne(_) => "!=",
                 syn::BinOp::And(_) => "&&",
                 syn::BinOp::Or(_) => "||",
+                other if is_assign(&other) => {
+                    diag.error_spanned(e, msg::assignment(&label(&b.left)));
+                    return None;
+                }
                 other => {
                     diag.error(
                         other.span(),
-                        "unsupported operator: expected one of + - * / % < <= > >= == != && ||",
+                        msg::unsupported_binary_operator(&label(&other)),
                     );
                     return None;
                 }
@@ -126,7 +122,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 other => {
                     diag.error(
                         other.span(),
-                        "unsupported operator: expected unary `-` or `!`",
+                        msg::unsupported_unary_operator(&label(&other)),
                     );
                     return None;
                 }
@@ -141,7 +137,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 _ => None,
             };
             let Some(name) = name else {
-                diag.error(c.func.span(), "expected a function name");
+                diag.error_spanned(&c.func, msg::expected_function_name());
                 return None;
             };
             let n = name.to_string();
@@ -149,10 +145,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 ExprKind::Scan(Box::new(scan_call::scan_call(kind, c, diag)?))
             } else if n == "until" || n == "Ok" {
                 if c.args.len() != 1 {
-                    diag.error(
-                        c.span(),
-                        format!("`{n}` takes one argument, found {}", c.args.len()),
-                    );
+                    diag.error(c.span(), msg::one_argument(&n, c.args.len()));
                     return None;
                 }
                 let inner = Box::new(expr(&c.args[0], diag)?);
@@ -162,10 +155,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                     ExprKind::Ok(inner)
                 }
             } else if n == "taps" {
-                diag.error(
-                    name.span(),
-                    "`taps(x, [..])` is only valid inside `sequences = [..]` or `outputs_info = [..]`",
-                );
+                diag.error(name.span(), msg::taps_outside_spec());
                 return None;
             } else {
                 let args: Vec<Option<Expr>> = c.args.iter().map(|a| expr(a, diag)).collect();
@@ -174,10 +164,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         }
         syn::Expr::MethodCall(m) => {
             if let Some(t) = &m.turbofish {
-                diag.error(
-                    t.span(),
-                    "turbofish is not supported: use `x as f32` to cast",
-                );
+                diag.error(t.span(), msg::turbofish());
             }
             let mut args = vec![expr(&m.receiver, diag)];
             args.extend(m.args.iter().map(|a| expr(a, diag)));
@@ -228,10 +215,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
             match &*i.index {
                 syn::Expr::Range(r) => {
                     if matches!(r.limits, syn::RangeLimits::Closed(_)) {
-                        diag.error(
-                            r.span(),
-                            "inclusive ranges `a..=b` are not supported: use `a..b`",
-                        );
+                        diag.error(r.span(), msg::inclusive_range());
                     }
                     let start = match &r.start {
                         Some(s) => Some(Box::new(expr(s, diag)?)),
@@ -252,10 +236,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 .filter(|t| t.ty.rank == 0 && t.kind != crate::ir::ParamKind::Usize)
                 .map(|t| t.ty.dtype);
             let Some(dtype) = dtype else {
-                diag.error(
-                    c.ty.span(),
-                    "expected a dtype to cast to: one of f32, f64, i32, i64, bool",
-                );
+                diag.error_spanned(&c.ty, msg::cast_target(&label(&c.ty)));
                 return None;
             };
             ExprKind::Cast(Box::new(inner?), dtype)
@@ -271,11 +252,43 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         syn::Expr::Closure(_) => {
             ExprKind::Closure(std::rc::Rc::new(super::scan_call::step_fn(e, diag)?))
         }
+        // What the step language does not have: each says what to write instead, and
+        // where the intent is clear the rest is still read (`scan(..)?`, `&x`).
+        syn::Expr::Try(t) => {
+            diag.error(t.question_token.span(), msg::unsupported_expression("?"));
+            return expr(&t.expr, diag);
+        }
+        syn::Expr::Reference(r) => {
+            diag.error(r.and_token.span(), msg::unsupported_expression("&"));
+            return expr(&r.expr, diag);
+        }
+        syn::Expr::Assign(a) => {
+            diag.error_spanned(e, msg::assignment(&label(&a.left)));
+            return None;
+        }
+        syn::Expr::Field(f) => {
+            let name = match &f.member {
+                syn::Member::Named(n) => n.to_string(),
+                syn::Member::Unnamed(i) => i.index.to_string(),
+            };
+            diag.error(f.member.span(), msg::field(&label(&f.base), &name));
+            return None;
+        }
         other => {
-            diag.error(
-                other.span(),
-                "unsupported expression in scan!: expected arithmetic, a function or method call, indexing, slicing, a cast, a tuple or a list",
-            );
+            let kind = match other {
+                syn::Expr::If(_) | syn::Expr::Let(_) => "if",
+                syn::Expr::Match(_) => "match",
+                syn::Expr::Return(_) => "return",
+                syn::Expr::ForLoop(_) => "for",
+                syn::Expr::While(_) => "while",
+                syn::Expr::Loop(_) => "loop",
+                syn::Expr::Break(_) => "break",
+                syn::Expr::Continue(_) => "continue",
+                syn::Expr::Macro(_) => "macro",
+                syn::Expr::Block(_) => "block",
+                _ => "",
+            };
+            diag.error(other.span(), msg::unsupported_expression(kind));
             return None;
         }
     };
@@ -346,10 +359,7 @@ fn index_item(item: &syn::Expr, diag: &mut Diagnostics) -> Option<IndexItem> {
     match item {
         syn::Expr::Range(r) => {
             if matches!(r.limits, syn::RangeLimits::Closed(_)) {
-                diag.error(
-                    r.span(),
-                    "inclusive ranges `a..=b` are not supported: use `a..b`",
-                );
+                diag.error(r.span(), msg::inclusive_range());
             }
             if r.start.is_none() && r.end.is_none() {
                 return Some(IndexItem::Full);
@@ -391,13 +401,7 @@ fn python_slice(c: &syn::ExprCall, diag: &mut Diagnostics) -> Option<IndexItem> 
         [start, stop] => (Some(*start), Some(*stop), None),
         [start, stop, step] => (Some(*start), Some(*stop), Some(*step)),
         _ => {
-            diag.error(
-                c.span(),
-                format!(
-                    "`slice` takes 1 to 3 arguments, as Python's: `slice(stop)`, `slice(start, stop)`, `slice(start, stop, step)` (numpy's `x[start:stop:step]`, `None` for a bound left out), found {}",
-                    args.len()
-                ),
-            );
+            diag.error(c.span(), msg::slice_arity(args.len()));
             return None;
         }
     };
@@ -414,7 +418,7 @@ fn python_slice(c: &syn::ExprCall, diag: &mut Diagnostics) -> Option<IndexItem> 
     let (start, stop, step) = (start?, stop?, step?);
     if let Some(s) = &step {
         if matches!(s.kind, ExprKind::Lit(Lit::Int(0, _))) {
-            diag.error(s.span, "a slice step cannot be zero");
+            diag.error(s.span, msg::slice_step_zero());
             return None;
         }
     }
@@ -429,7 +433,7 @@ fn pattern(p: &syn::Pat, diag: &mut Diagnostics) -> Option<Pattern> {
     match p {
         syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
             if let Some(m) = &i.mutability {
-                diag.error(m.span(), "scan! values are immutable: remove `mut`");
+                diag.error(m.span(), msg::mutable_binding());
             }
             Some(Pattern::Name(i.ident.clone()))
         }
@@ -442,17 +446,50 @@ fn pattern(p: &syn::Pat, diag: &mut Diagnostics) -> Option<Pattern> {
             ))
         }
         syn::Pat::Type(t) => {
-            diag.error(
-                t.ty.span(),
-                "type annotations are not needed in scan!: types are inferred",
-            );
+            diag.error_spanned(&t.ty, msg::type_annotation());
             pattern(&t.pat, diag)
         }
         syn::Pat::Paren(p) => pattern(&p.pat, diag),
         other => {
-            diag.error(other.span(), "expected a name, `_` or a tuple of names");
+            diag.error(other.span(), msg::pattern());
             None
         }
+    }
+}
+
+/// Whether `op` assigns (`+=`, `-=`, ..): values are immutable.
+fn is_assign(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
+/// Whether `e` is a statement form the step language does not have (an assignment, a
+/// loop, ..), which `expr` reports with its own message.
+fn is_statement_form(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Binary(b) => is_assign(&b.op),
+        syn::Expr::Assign(_)
+        | syn::Expr::ForLoop(_)
+        | syn::Expr::While(_)
+        | syn::Expr::Loop(_)
+        | syn::Expr::If(_)
+        | syn::Expr::Match(_)
+        | syn::Expr::Break(_)
+        | syn::Expr::Continue(_)
+        | syn::Expr::Macro(_) => true,
+        _ => false,
     }
 }
 
@@ -463,51 +500,62 @@ pub fn block(b: &syn::Block, diag: &mut Diagnostics) -> Option<Block> {
     let mut has_result = false;
     let n = b.stmts.len();
     for (i, stmt) in b.stmts.iter().enumerate() {
+        let last = i + 1 == n;
         match stmt {
             syn::Stmt::Local(local) => {
                 let pat = pattern(&local.pat, diag);
                 let value = match &local.init {
                     Some(init) => {
                         if let Some((_, diverge)) = &init.diverge {
-                            diag.error(diverge.span(), "`let ... else` is not supported in scan!");
+                            diag.error(diverge.span(), msg::let_else());
                         }
                         expr(&init.expr, diag)
                     }
                     None => {
-                        diag.error(
-                            local.span(),
-                            "a `let` in scan! needs a value: `let name = expr;`",
-                        );
+                        diag.error(local.span(), msg::let_without_value());
                         None
                     }
                 };
-                if let (Some(pattern), Some(value)) = (pat, value) {
-                    stmts.push(Stmt::Let { pattern, value });
+                match (pat, value) {
+                    (Some(pattern), Some(value)) => stmts.push(Stmt::Let { pattern, value }),
+                    // Its names are known, so their uses are not reported again.
+                    (Some(pattern), None) => stmts.push(Stmt::Failed(pattern)),
+                    _ => {}
                 }
             }
-            syn::Stmt::Expr(e, None) if i + 1 == n => {
+            // `return x;` (or `return x` last): reported, and read as the final value.
+            syn::Stmt::Expr(syn::Expr::Return(r), _) => {
+                diag.error(r.return_token.span(), msg::unsupported_expression("return"));
+                if last {
+                    has_result = true;
+                    result = r.expr.as_ref().and_then(|v| expr(v, diag));
+                }
+            }
+            syn::Stmt::Expr(e, None) if last => {
+                has_result = true;
+                result = expr(e, diag);
+            }
+            syn::Stmt::Expr(e, _) if is_statement_form(e) => {
+                // `expr` says what to write instead.
+                let _ = expr(e, diag);
+                has_result |= last;
+            }
+            syn::Stmt::Expr(e, Some(semi)) if last => {
+                // The final value with a `;` after it: the `;` is the one mistake.
+                diag.error(semi.span(), msg::trailing_semicolon());
                 has_result = true;
                 result = expr(e, diag);
             }
             syn::Stmt::Expr(e, _) => {
-                diag.error(
-                    e.span(),
-                    "expected `let name = expr;` or the block's final value (no trailing `;`)",
-                );
+                diag.error(e.span(), msg::statement_with_semicolon());
             }
             other => {
-                diag.error(
-                    other.span(),
-                    "expected `let name = expr;` or the block's final value",
-                );
+                diag.error(other.span(), msg::statement());
             }
         }
     }
     if !has_result {
-        diag.error(
-            b.span(),
-            "this block has no final value: end it with the expression it returns, without `;`",
-        );
+        diag.error(b.span(), msg::no_final_value());
     }
     Some(Block {
         stmts,

@@ -13,6 +13,7 @@ use syn::spanned::Spanned;
 
 use crate::ast::{FnDef, ParamDef, Program};
 use crate::diag::Diagnostics;
+use crate::messages as msg;
 
 /// The items of a `scan!` block: inner attributes (`#![rewrites(..)]`), then one or more
 /// `fn`s. Parse them with [`items`].
@@ -58,36 +59,44 @@ fn function(f: &syn::ItemFn, diag: &mut Diagnostics) -> Option<FnDef> {
         .or(sig.unsafety.as_ref().map(|u| u.span()))
         .or(sig.constness.as_ref().map(|c| c.span()))
     {
-        diag.error(t, "scan! functions are plain `fn`s: remove this qualifier");
+        diag.error(t, msg::qualifier());
     }
     if !sig.generics.params.is_empty() {
-        diag.error(
-            sig.generics.span(),
-            "scan! functions are not generic: dtypes and ranks are static",
-        );
+        diag.error_spanned(&sig.generics, msg::generic());
     }
     let mut params = Vec::new();
+    let mut failed_params = Vec::new();
     for input in &sig.inputs {
         match input {
             syn::FnArg::Typed(t) => {
                 let name = match &*t.pat {
                     syn::Pat::Ident(i) => Some(i.ident.clone()),
                     other => {
-                        diag.error(other.span(), "expected a parameter name");
+                        diag.error_spanned(other, msg::parameter_name(&label(other)));
                         None
                     }
                 };
-                let ty = types::param_type(&t.ty, diag);
-                if let (Some(name), Some(ty)) = (name, ty) {
-                    params.push(ParamDef { name, ty });
+                // One error for a pattern: its type is not checked on top.
+                let ty = name.as_ref().and_then(|_| types::param_type(&t.ty, diag));
+                match (name, ty) {
+                    (Some(name), Some(ty)) => params.push(ParamDef { name, ty }),
+                    _ => pattern_names(&t.pat, &mut failed_params),
                 }
             }
-            syn::FnArg::Receiver(r) => diag.error(r.span(), "scan! functions take no `self`"),
+            syn::FnArg::Receiver(r) => diag.error_spanned(r, msg::self_parameter()),
         }
     }
-    let results = types::results(&sig.output, diag);
+    let results = match &sig.output {
+        // Spanned after the parameters, where `-> Result<T>` goes.
+        syn::ReturnType::Default => {
+            diag.error(sig.paren_token.span.close(), msg::missing_result());
+            None
+        }
+        output => types::results(output, diag),
+    };
     let body = expr::block(&f.block, diag);
-    let (results, tuple_result) = results?;
+    let results_ok = results.is_some();
+    let (results, tuple_result) = results.unwrap_or_default();
     Some(FnDef {
         attrs: f.attrs.clone(),
         vis: f.vis.clone(),
@@ -97,5 +106,18 @@ fn function(f: &syn::ItemFn, diag: &mut Diagnostics) -> Option<FnDef> {
         tuple_result,
         body: body?,
         sig: sig.clone(),
+        failed_params,
+        results_ok,
     })
+}
+
+/// The names a parameter's pattern binds (`x`, `(a, b)`, `(a, _)`).
+fn pattern_names(p: &syn::Pat, out: &mut Vec<syn::Ident>) {
+    match p {
+        syn::Pat::Ident(i) => out.push(i.ident.clone()),
+        syn::Pat::Tuple(t) => t.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::Paren(q) => pattern_names(&q.pat, out),
+        syn::Pat::Type(t) => pattern_names(&t.pat, out),
+        _ => {}
+    }
 }

@@ -7,16 +7,14 @@
 use syn::spanned::Spanned;
 
 use crate::diag::Diagnostics;
+use crate::messages as msg;
 use crate::rewrite::{Config, Pass, ORDER};
 
 pub fn config(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> Config {
     let mut config = Config::all();
     for attr in attrs {
         if !attr.path().is_ident("rewrites") {
-            diag.error(
-                attr.span(),
-                "a scan! block takes one inner attribute, `#![rewrites(..)]`",
-            );
+            diag.error(attr.span(), msg::inner_attribute());
             continue;
         }
         let list = match attr.parse_args_with(
@@ -48,10 +46,7 @@ pub fn config(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> Config {
                 for m in &metas {
                     match m {
                         syn::Meta::Path(p) => paths.push(p),
-                        other => diag.error(
-                            other.span(),
-                            format!("expected a pass name, `all`, `none` or `all_except(..)`; the passes are: {}", names()),
-                        ),
+                        other => diag.error(other.span(), msg::rewrite_item(&names())),
                     }
                 }
                 Config::only(&passes(paths.into_iter(), diag))
@@ -67,10 +62,7 @@ fn passes<'a>(paths: impl Iterator<Item = &'a syn::Path>, diag: &mut Diagnostics
         let name = p.get_ident().map(|i| i.to_string()).unwrap_or_default();
         match Pass::from_name(&name) {
             Some(pass) => out.push(pass),
-            None => diag.error(
-                p.span(),
-                format!("unknown rewrite pass; the passes are: {}", names()),
-            ),
+            None => diag.error(p.span(), msg::unknown_rewrite(&names())),
         }
     }
     out

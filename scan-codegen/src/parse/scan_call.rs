@@ -8,6 +8,7 @@ use syn::spanned::Spanned;
 use super::expr::{block, expr};
 use crate::ast::{Block, OutputInfo, ScanCall, ScanKind, StepFn, StepSource, Tapped};
 use crate::diag::Diagnostics;
+use crate::messages as msg;
 
 /// Keywords each construct accepts, the positional ones first in PyTensor's order.
 fn keywords(kind: ScanKind) -> (&'static [&'static str], &'static [&'static str]) {
@@ -35,14 +36,7 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
     let span = call.func.span();
     let mut args = call.args.iter();
     let Some(first) = args.next() else {
-        diag.error(
-            call.span(),
-            format!(
-                "`{}` needs a step function: `{}(|x_tm1| ..., ...)`",
-                kind.name(),
-                kind.name()
-            ),
-        );
+        diag.error(call.span(), msg::missing_step(kind.name()));
         return None;
     };
     let step = match first {
@@ -54,8 +48,13 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
     };
 
     let (positional, extra) = keywords(kind);
-    let mut given: Vec<(String, Span, &syn::Expr)> = Vec::new();
+    // Each argument: its keyword, the span to report it on, its value, and its position
+    // after the step when it was given positionally.
+    let mut given: Vec<(String, Span, &syn::Expr, Option<usize>)> = Vec::new();
     let mut position = 0;
+    // An argument was lost to an error: what the step is passed is not known, so its
+    // argument count and the number of steps are not checked (no follow-on errors).
+    let mut incomplete = false;
     for arg in args {
         match arg {
             syn::Expr::Assign(a) => {
@@ -64,47 +63,50 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
                     _ => None,
                 };
                 let Some(key) = key else {
-                    diag.error(a.left.span(), "expected a keyword such as `sequences`");
+                    diag.error_spanned(&a.left, msg::expected_keyword());
+                    incomplete = true;
                     continue;
                 };
                 if !positional.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
                     let all: Vec<&str> = positional.iter().chain(extra).copied().collect();
                     let close = crate::diag::closest(&key, all.iter().copied());
-                    let hint = match close {
-                        Some(c) => format!("did you mean `{c}`? "),
-                        None => String::new(),
-                    };
                     diag.error(
                         a.left.span(),
-                        format!(
-                            "unknown keyword `{key}` for {}: {hint}expected one of {}",
-                            kind.name(),
-                            all.join(", ")
-                        ),
+                        msg::unknown_keyword(&key, kind.name(), close, &all),
                     );
                     // Read on as if the likely keyword had been written, so that the
                     // typo is the only error.
                     match close {
-                        Some(c) if !given.iter().any(|(k, _, _)| k == c) => {
+                        Some(c) if !given.iter().any(|(k, ..)| k == c) => {
                             position = usize::MAX;
-                            given.push((c.to_string(), a.left.span(), &a.right));
+                            given.push((c.to_string(), a.left.span(), &a.right, None));
                         }
-                        _ => {}
+                        _ => incomplete = true,
                     }
                     continue;
                 }
                 position = usize::MAX;
-                given.push((key, a.left.span(), &a.right));
+                given.push((key, a.left.span(), &a.right, None));
+            }
+            syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident("until")) =>
+            {
+                // Python's `return [a, b], until(c)` written without parentheses: the
+                // comma ended the closure.
+                diag.error(c.func.span(), msg::until_outside_step());
+                incomplete = true;
             }
             other => {
                 if position >= positional.len() {
-                    diag.error(
-                        other.span(),
-                        "unexpected positional argument: after the step, pass arguments as `keyword = value`",
-                    );
+                    diag.error(other.span(), msg::extra_positional(kind.name(), positional));
+                    incomplete = true;
                     continue;
                 }
-                given.push((positional[position].to_string(), other.span(), other));
+                given.push((
+                    positional[position].to_string(),
+                    other.span(),
+                    other,
+                    Some(position + 1),
+                ));
                 position += 1;
             }
         }
@@ -122,59 +124,77 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
         strict: false,
         name: None,
         unroll: 1,
+        incomplete: false,
     };
-    let mut seen: Vec<&str> = Vec::new();
-    for (key, key_span, value) in given {
-        if seen.contains(&key.as_str()) {
-            diag.error(key_span, format!("`{key}` is given twice"));
+    // Each keyword given, with its position when given positionally.
+    let mut seen: Vec<(&str, Option<usize>)> = Vec::new();
+    for (key, key_span, value, at) in given {
+        if let Some((_, first_at)) = seen.iter().find(|(k, _)| *k == key) {
+            diag.error(key_span, msg::keyword_twice(&key, *first_at));
             continue;
         }
+        // A list's items; the failed ones are reported and make the call incomplete.
+        let items = |key: &str, diag: &mut Diagnostics| -> Vec<&syn::Expr> {
+            if let syn::Expr::Tuple(t) = value {
+                // Python's `outputs_info=(a, None)`: read as the list it means.
+                let labels: Vec<String> = t.elems.iter().map(super::label).collect();
+                diag.error_spanned(value, msg::tuple_for_list(key, &labels.join(", ")));
+                return t.elems.iter().collect();
+            }
+            list(value)
+        };
         match key.as_str() {
             "sequences" => {
-                seen.push("sequences");
-                out.sequences = list(value).iter().filter_map(|e| tapped(e, diag)).collect();
+                seen.push(("sequences", at));
+                let items = items("sequences", diag);
+                out.sequences = items.iter().filter_map(|e| tapped(e, diag)).collect();
+                incomplete |= out.sequences.len() != items.len();
             }
             "outputs_info" => {
-                seen.push("outputs_info");
-                let items: Vec<OutputInfo> = list(value)
-                    .iter()
-                    .filter_map(|e| output_info(e, diag))
-                    .collect();
-                out.outputs_info = Some((items, value.span()));
+                seen.push(("outputs_info", at));
+                let items = items("outputs_info", diag);
+                let infos: Vec<OutputInfo> =
+                    items.iter().filter_map(|e| output_info(e, diag)).collect();
+                incomplete |= infos.len() != items.len();
+                out.outputs_info = Some((infos, value.span()));
             }
             "non_sequences" => {
-                seen.push("non_sequences");
-                out.non_sequences = list(value).iter().filter_map(|e| expr(e, diag)).collect();
+                seen.push(("non_sequences", at));
+                let items = items("non_sequences", diag);
+                out.non_sequences = items.iter().filter_map(|e| expr(e, diag)).collect();
+                incomplete |= out.non_sequences.len() != items.len();
             }
             "n_steps" => {
-                seen.push("n_steps");
+                seen.push(("n_steps", at));
                 out.n_steps = expr(value, diag);
+                incomplete |= out.n_steps.is_none();
             }
             "go_backwards" => {
-                seen.push("go_backwards");
-                out.go_backwards = bool_literal(value, diag).unwrap_or(false);
+                seen.push(("go_backwards", at));
+                out.go_backwards = bool_literal("go_backwards", value, diag).unwrap_or(false);
             }
             "strict" => {
-                seen.push("strict");
-                out.strict = bool_literal(value, diag).unwrap_or(false);
+                seen.push(("strict", at));
+                out.strict = bool_literal("strict", value, diag).unwrap_or(false);
             }
             "unroll" => {
-                seen.push("unroll");
+                seen.push(("unroll", at));
                 out.unroll = unroll_factor(value, diag).unwrap_or(1);
             }
             "name" => {
-                seen.push("name");
+                seen.push(("name", at));
                 match value {
                     syn::Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Str(s),
                         ..
                     }) => out.name = Some(s.value()),
-                    other => diag.error(other.span(), "expected a string literal for `name`"),
+                    other => diag.error_spanned(other, msg::name_not_string()),
                 }
             }
             _ => unreachable!("keywords were checked above"),
         }
     }
+    out.incomplete = incomplete;
     Some(out)
 }
 
@@ -203,23 +223,20 @@ fn unroll_factor(e: &syn::Expr, diag: &mut Diagnostics) -> Option<usize> {
     match k {
         Some(k) if (1..=MAX_UNROLL).contains(&k) => Some(k),
         _ => {
-            diag.error(
-                e.span(),
-                format!("`unroll` takes an integer literal from 1 to {MAX_UNROLL}: the copies of the step per loop trip"),
-            );
+            diag.error_spanned(e, msg::unroll(MAX_UNROLL, &super::label(e)));
             None
         }
     }
 }
 
-fn bool_literal(e: &syn::Expr, diag: &mut Diagnostics) -> Option<bool> {
+fn bool_literal(key: &str, e: &syn::Expr, diag: &mut Diagnostics) -> Option<bool> {
     match e {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Bool(b),
             ..
         }) => Some(b.value),
         other => {
-            diag.error(other.span(), "expected `true` or `false`");
+            diag.error_spanned(other, msg::flag_not_bool(key, &super::label(other)));
             None
         }
     }
@@ -247,17 +264,31 @@ fn tapped(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Tapped> {
     if let syn::Expr::Call(c) = e {
         if matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident("taps")) {
             if c.args.len() != 2 {
-                diag.error(c.span(), "expected `taps(value, [tap, ..])`");
+                diag.error(c.span(), msg::taps_arity());
                 return None;
             }
-            let value = expr(&c.args[0], diag);
+            let value = match &c.args[0] {
+                // PyTensor's `dict(initial=None, taps=[-1])`.
+                syn::Expr::Path(p) if p.path.is_ident("None") => {
+                    diag.error(p.span(), msg::taps_without_init());
+                    None
+                }
+                v => expr(v, diag),
+            };
             let taps_expr = &c.args[1];
             let mut taps = Vec::new();
+            let mut ok = true;
             for t in list(taps_expr) {
                 match int_literal(t) {
                     Some(v) => taps.push((v, t.span())),
-                    None => diag.error(t.span(), "a tap is an integer literal, such as -1"),
+                    None => {
+                        diag.error_spanned(t, msg::tap_not_literal(&super::label(t)));
+                        ok = false;
+                    }
                 }
+            }
+            if !ok {
+                return None;
             }
             return Some(Tapped {
                 value: value?,
@@ -283,10 +314,7 @@ fn output_info(e: &syn::Expr, diag: &mut Diagnostics) -> Option<OutputInfo> {
 /// A closure as a step function.
 pub(super) fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
     let syn::Expr::Closure(c) = e else {
-        diag.error(
-            e.span(),
-            "expected the step function as a closure, `|x_tm1, a| x_tm1 * a`, or the name of one bound by `let step = |..| ..;`",
-        );
+        diag.error(e.span(), msg::expected_step_closure());
         return None;
     };
     let mut params = Vec::new();
@@ -297,11 +325,17 @@ pub(super) fn step_fn(e: &syn::Expr, diag: &mut Diagnostics) -> Option<StepFn> {
             other => (other, None),
         };
         match p {
-            syn::Pat::Ident(i) => params.push(i.ident.clone()),
+            syn::Pat::Ident(i) => {
+                if let Some(m) = &i.mutability {
+                    diag.error(m.span(), msg::mutable_binding());
+                }
+                params.push(i.ident.clone())
+            }
             syn::Pat::Wild(w) => params.push(syn::Ident::new("_", w.span())),
             other => {
-                diag.error(other.span(), "expected a parameter name");
-                continue;
+                diag.error_spanned(other, msg::parameter_name(&super::label(other)));
+                // A placeholder keeps the count of arguments.
+                params.push(syn::Ident::new("_", other.span()));
             }
         }
         annotations.push(annotation);

@@ -9,6 +9,7 @@ use syn::spanned::Spanned;
 use crate::ast::TypeDef;
 use crate::diag::Diagnostics;
 use crate::ir::{DType, ParamKind, Type};
+use crate::messages::{self as msg, ParamHint};
 
 const MAX_RANK: usize = 4;
 
@@ -80,13 +81,69 @@ pub fn param_type(ty: &syn::Type, diag: &mut Diagnostics) -> Option<TypeDef> {
             span,
         });
     }
-    diag.error(
-        span,
-        format!(
-            "unsupported parameter type: expected `ArrayView1<T>` .. `ArrayView{MAX_RANK}<T>`, a scalar `f32`, `f64`, `i32`, `i64` or `bool`, or `usize`, with T one of f32, f64, i32, i64, bool"
-        ),
+    diag.error_spanned(
+        ty,
+        msg::unsupported_param_type(&type_label(ty), param_hint(ty)),
     );
     None
+}
+
+/// A type as the user wrote it, for messages (`Vec<f64>`, `&ArrayView1<f64>`).
+fn type_label(ty: &syn::Type) -> String {
+    let mut s = quote::ToTokens::to_token_stream(ty).to_string();
+    for (from, to) in [
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        ("& ", "&"),
+        (" ,", ","),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+/// What a parameter of an unsupported type should have been written as.
+fn param_hint(ty: &syn::Type) -> ParamHint {
+    if let syn::Type::Reference(r) = ty {
+        return match &*r.elem {
+            syn::Type::Slice(_) => ParamHint::Sequence,
+            _ => ParamHint::Reference,
+        };
+    }
+    let Some(seg) = last_segment(ty) else {
+        return ParamHint::None;
+    };
+    let name = seg.ident.to_string();
+    if name == "Vec" {
+        return ParamHint::Sequence;
+    }
+    if let Some(rank) = name.strip_prefix("ArrayView") {
+        if rank.parse::<usize>().is_ok_and(|r| r > MAX_RANK) {
+            return ParamHint::RankTooHigh;
+        }
+    }
+    if let Some(rank) = name.strip_prefix("Array") {
+        if let Ok(r) = rank.parse::<usize>() {
+            if r > MAX_RANK {
+                return ParamHint::RankTooHigh;
+            }
+            if r >= 1 {
+                let dtype = type_argument(seg).map_or("T".to_string(), type_label);
+                return ParamHint::Owned {
+                    rank: rank.to_string(),
+                    dtype,
+                };
+            }
+        }
+    }
+    let numbers = [
+        "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i128", "isize", "f16", "f128",
+    ];
+    if numbers.contains(&name.as_str()) && seg.arguments.is_none() {
+        return ParamHint::Number;
+    }
+    ParamHint::None
 }
 
 fn result_type(ty: &syn::Type, diag: &mut Diagnostics) -> Option<TypeDef> {
@@ -105,10 +162,9 @@ fn result_type(ty: &syn::Type, diag: &mut Diagnostics) -> Option<TypeDef> {
             span,
         });
     }
-    diag.error(
-        span,
-        format!("unsupported result type: expected `Array0<T>` .. `Array{MAX_RANK}<T>` or a scalar, with T one of f32, f64, i32, i64, bool"),
-    );
+    let view =
+        last_segment(ty).and_then(|s| s.ident.to_string().strip_prefix("ArrayView")?.parse().ok());
+    diag.error_spanned(ty, msg::unsupported_result_type(&type_label(ty), view));
     None
 }
 
@@ -117,10 +173,7 @@ pub fn results(output: &syn::ReturnType, diag: &mut Diagnostics) -> Option<(Vec<
     let ty = match output {
         syn::ReturnType::Type(_, ty) => ty,
         syn::ReturnType::Default => {
-            diag.error(
-                output.span(),
-                "a scan! function returns `Result<...>`: expected `-> Result<T>` or `-> Result<(T1, T2)>`",
-            );
+            diag.error(output.span(), msg::missing_result());
             return None;
         }
     };
@@ -128,10 +181,7 @@ pub fn results(output: &syn::ReturnType, diag: &mut Diagnostics) -> Option<(Vec<
         .filter(|s| s.ident == "Result")
         .and_then(type_argument);
     let Some(inner) = inner else {
-        diag.error(
-            ty.span(),
-            "a scan! function returns `Result<...>` (scan_runtime::Result): expected `Result<T>` or `Result<(T1, T2)>`",
-        );
+        diag.error_spanned(ty, msg::result_not_result(&type_label(ty)));
         return None;
     };
     match inner {

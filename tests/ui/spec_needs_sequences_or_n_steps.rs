@@ -1,0 +1,10 @@
+use scan_runtime::prelude::*;
+
+scan! {
+    pub fn f(x0: f64) -> Result<Array1<f64>> {
+        let out = scan(|x| x * 2.0, outputs_info = x0);
+        Ok(out)
+    }
+}
+
+fn main() {}

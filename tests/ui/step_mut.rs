@@ -1,0 +1,18 @@
+use scan_runtime::prelude::*;
+
+scan! {
+    pub fn f(u: ArrayView1<f64>) -> Result<Array1<f64>> {
+        let out = scan(
+            |u_t, mut acc| {
+                let mut y = acc * 0.5;
+                y += u_t;
+                y
+            },
+            sequences = u,
+            outputs_info = 0.0,
+        );
+        Ok(out)
+    }
+}
+
+fn main() {}
