@@ -178,6 +178,27 @@ mod programs {
             Ok(hs)
         }
 
+        /// Linear algebra in the step (a Riccati recursion): Cholesky, solves with vector
+        /// and matrix right-hand sides, a triangular solve and a log-determinant, their
+        /// workspaces made before the loop.
+        pub fn riccati(u: ArrayView2<f64>, p0: ArrayView2<f64>, q: ArrayView2<f64>, r: ArrayView2<f64>)
+            -> Result<(Array3<f64>, Array2<f64>, Array1<f64>)>
+        {
+            let (ps, xs, lds) = scan(
+                |u_t, p, q, r| {
+                    let s = p + r;
+                    let l = cholesky(s);
+                    let x = cho_solve((l, true), u_t) + solve_triangular(l, u_t, lower = true);
+                    let (_, ld) = slogdet(s);
+                    (q + p - dot(p, solve(s, p, assume_a = "pos")), x, ld)
+                },
+                sequences = u,
+                outputs_info = [p0, None, None],
+                non_sequences = [q, r],
+            );
+            Ok((ps, xs, lds))
+        }
+
         /// A nested scan whose inner loop runs over a vector state (a SITSOT of rank 1).
         pub fn nested_vector(m: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>) -> Result<Array2<f64>> {
             let hs = scan(
@@ -238,6 +259,31 @@ fn matrix_vector_rnn_step() {
             hs
         }
     });
+}
+
+#[test]
+fn cholesky_and_solves_in_a_step() {
+    let n_x = 3;
+    let q = Array2::eye(n_x) * 0.1;
+    let r = Array2::eye(n_x) * 0.5;
+    let p0 = Array2::eye(n_x);
+    assert_allocations_independent_of_steps("riccati", |n| {
+        let u = matrix(n, n_x, 9);
+        let (p0, q, r) = (p0.clone(), q.clone(), r.clone());
+        move || {
+            let out = programs::riccati(u.view(), p0.view(), q.view(), r.view()).unwrap();
+            assert_eq!(out.1.dim(), (n, n_x));
+            out
+        }
+    });
+    let u = matrix(6, n_x, 9);
+    let (ps, xs, lds) = programs::riccati(u.view(), p0.view(), q.view(), r.view()).unwrap();
+    second_opinion(
+        programs::SOURCE,
+        "riccati",
+        vec![u.into(), p0.into(), q.into(), r.into()],
+        vec![ps.into(), xs.into(), lds.into()],
+    );
 }
 
 #[test]

@@ -91,6 +91,8 @@ pub enum Lit {
     Int(i64, Option<crate::ir::DType>),
     Float(f64, Option<crate::ir::DType>),
     Bool(bool),
+    /// `"pos"`: only as the value of a keyword argument (`assume_a = "pos"`).
+    Str(String),
 }
 
 pub enum ExprKind {
@@ -102,6 +104,9 @@ pub enum ExprKind {
     Unary(&'static str, Box<Expr>),
     /// `f(args)` and `a.f(args)` (the receiver is the first argument).
     Call(syn::Ident, Vec<Expr>),
+    /// `name = value` among a call's arguments: a keyword argument (`lower = false`), read
+    /// by the functions that take it (the linear algebra); an error anywhere else.
+    Keyword(syn::Ident, Box<Expr>),
     Index(Box<Expr>, Box<Expr>),
     /// `x[a..b]`: bounds as expressions.
     Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),

@@ -60,6 +60,40 @@ pub enum Error {
     Empty { what: String },
     /// Any other bad argument (a negative `n_steps`, an axis the array lacks, ...).
     InvalidArgument { what: String, detail: String },
+    /// A linear-algebra function given a matrix that is not square.
+    NotSquare { what: String, shape: Vec<usize> },
+    /// A solve whose right-hand side has another number of rows than the matrix.
+    RightHandSide {
+        what: String,
+        matrix: Vec<usize>,
+        rhs: Vec<usize>,
+    },
+    /// A Cholesky factorisation of a matrix that is not positive definite: its leading
+    /// minor of this `order` is not positive. `step`: the loop's step, inside a loop.
+    NotPositiveDefinite {
+        what: String,
+        step: Option<usize>,
+        order: usize,
+    },
+    /// A solve or inverse of a singular matrix: its factorisation has an exactly zero
+    /// pivot at `pivot` (from 0). `step`: the loop's step, inside a loop.
+    Singular {
+        what: String,
+        step: Option<usize>,
+        pivot: usize,
+    },
+}
+
+/// ` at step 3`, or nothing outside a loop.
+struct AtStep(Option<usize>);
+
+impl fmt::Display for AtStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(t) => write!(f, " at step {t}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// `Result` with [`Error`] as the default error, so `Result<T>` reads well in signatures
@@ -165,6 +199,26 @@ impl fmt::Display for Error {
                 "`{what}` got an empty array, which has no element or row to take"
             ),
             Error::InvalidArgument { what, detail } => write!(f, "invalid `{what}`: {detail}"),
+            Error::NotSquare { what, shape } => {
+                write!(f, "`{what}` needs a square matrix, got shape {}", Shape(shape))
+            }
+            Error::RightHandSide { what, matrix, rhs } => write!(
+                f,
+                "cannot solve `{what}`: the matrix has shape {} but the right-hand side has shape {} (it needs {})",
+                Shape(matrix),
+                Shape(rhs),
+                plural(matrix.first().copied().unwrap_or(0), "row", "rows")
+            ),
+            Error::NotPositiveDefinite { what, step, order } => write!(
+                f,
+                "`{what}`{}: the matrix is not positive definite (its leading minor of order {order} is not positive)",
+                AtStep(*step)
+            ),
+            Error::Singular { what, step, pivot } => write!(
+                f,
+                "`{what}`{}: the matrix is singular (its factorisation has a zero pivot at index {pivot})",
+                AtStep(*step)
+            ),
         }
     }
 }

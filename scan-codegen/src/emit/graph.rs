@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 
 use super::formula::{self, literal};
 use super::{nd, owned_type, rt, scalar_type};
-use crate::ir::{ElemOp, Graph, LoopCheck, NodeId, Op, PathStep, ReduceOp};
+use crate::ir::{Assume, ElemOp, Graph, LinalgOp, LoopCheck, NodeId, Op, PathStep, ReduceOp};
 
 /// How a graph input arrives: an expression giving a view (arrays) or a scalar.
 pub enum Input {
@@ -165,7 +165,7 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
 }
 
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
-    emit_in_place(g, prefix, inputs, &HashMap::new(), &HashMap::new())
+    emit_in_place(g, prefix, inputs, &HashMap::new(), &HashMap::new(), None)
 }
 
 /// [`emit`], with the nodes of `in_place` (each one that [`writes_in_place`]) writing
@@ -173,14 +173,20 @@ pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
 /// it back from the row. As a graph output such a node is its own buffer (filled only when
 /// `own_buffer_when`; the caller reads the row otherwise).
 /// Products in `packed` (a matrix right operand packed before the loop) call the packed
-/// matrix given (`kernels::PackedMatrix`).
+/// matrix given (`kernels::PackedMatrix`). `step`: the loop's step counter, when `g` is a
+/// step (linear algebra failures name the step).
 pub fn emit_in_place(
     g: &Graph,
     prefix: &str,
     inputs: &[Input],
     in_place: &HashMap<NodeId, InPlace>,
     packed: &HashMap<NodeId, TokenStream>,
+    step: Option<&Ident>,
 ) -> Code {
+    let step = match step {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
     let rt = rt();
     let nd = nd();
     let mut setup = TokenStream::new();
@@ -668,6 +674,55 @@ pub fn emit_in_place(
                 let repr = declare_buffer(&mut setup);
                 body.extend(quote!(#rt::kernels::identity_like(&mut #ident, #like, #label)?;));
                 repr
+            }
+            Op::Linalg(op) => {
+                // Its workspace (copies, permutations, faer's scratch) lives beside the
+                // buffers, before any loop: a step allocates nothing.
+                let ws = format_ident!("{}_ws", ident);
+                let la = quote!(#rt::kernels::linalg);
+                setup.extend(
+                    quote!(let mut #ws: #la::Linalg<#s> = ::core::default::Default::default();),
+                );
+                let a = arg(0).view();
+                let b = (node.inputs.len() > 1).then(|| arg(1).view());
+                match *op {
+                    LinalgOp::Det => {
+                        body.extend(quote!(let #ident: #s = #la::det(&mut #ws, #a, #label)?;));
+                        Repr::Scalar(ident.clone())
+                    }
+                    LinalgOp::SlogDet { logabs } => {
+                        let part = if logabs { quote!(1) } else { quote!(0) };
+                        body.extend(
+                            quote!(let #ident: #s = #la::slogdet(&mut #ws, #a, #label)?.#part;),
+                        );
+                        Repr::Scalar(ident.clone())
+                    }
+                    _ => {
+                        let repr = declare_buffer(&mut setup);
+                        let out = quote!(&mut #ident);
+                        body.extend(match *op {
+                            LinalgOp::Cholesky { lower, nan_on_error } => quote!(
+                                #la::cholesky(&mut #ws, #out, #a, #lower, #nan_on_error, #label, #step)?;
+                            ),
+                            LinalgOp::ChoSolve { lower } => {
+                                quote!(#la::cho_solve(&mut #ws, #out, #a, #b, #lower, #label)?;)
+                            }
+                            LinalgOp::Solve { assume, lower } => {
+                                let assume = match assume {
+                                    Assume::General => quote!(General),
+                                    Assume::Positive => quote!(Positive),
+                                    Assume::Symmetric => quote!(Symmetric),
+                                };
+                                quote!(#la::solve(&mut #ws, #out, #a, #b, #la::Assume::#assume, #lower, #label, #step)?;)
+                            }
+                            LinalgOp::SolveTriangular { lower, trans, unit_diagonal } => quote!(
+                                #la::solve_triangular(&mut #ws, #out, #a, #b, #lower, #trans, #unit_diagonal, #label, #step)?;
+                            ),
+                            _ => quote!(#la::inv(&mut #ws, #out, #a, #label, #step)?;),
+                        });
+                        repr
+                    }
+                }
             }
             Op::Permute { axes } => {
                 let x = arg(0).view();

@@ -565,7 +565,7 @@ pub fn emit(
     }
 
     // The step itself; its buffers live outside the loop.
-    let step = graph::emit_in_place(&op.step, prefix, &inputs, &targets, &packed);
+    let step = graph::emit_in_place(&op.step, prefix, &inputs, &targets, &packed, Some(&t));
     setup.extend(step.setup);
     let step_body = step.body;
     let step_body = quote!(#prologue #step_body);

@@ -11,6 +11,7 @@
 
 pub mod assemble;
 pub mod elemwise;
+pub mod linalg;
 pub mod num;
 pub mod ops;
 pub mod scan;
@@ -361,6 +362,10 @@ fn eval_node(
         Op::IdentityLike => {
             arity(1)?;
             assemble::identity_like(&args[0], label)?
+        }
+        Op::Linalg(op) => {
+            arity(op.arity())?;
+            linalg::linalg(*op, &args, dtype, label)?
         }
         Op::BroadcastTo => {
             if args.is_empty() {

@@ -298,6 +298,11 @@ pub enum Op {
     MaskSet {
         inc: bool,
     },
+    /// Dense linear algebra (`ir/linalg.rs`): `cholesky`, `solve`, `inv`, `det`, ... on
+    /// float matrices. Reads across elements (never fused or interchanged); fails at run
+    /// time on a matrix that is not square, not positive definite or singular, as the op
+    /// says.
+    Linalg(super::linalg::LinalgOp),
     /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
     /// or of every element flattened (a vector) when `axis` is `None`.
     Cumulative {

@@ -2,12 +2,14 @@
 
 pub mod elemwise;
 pub mod graph;
+pub mod linalg;
 pub mod print;
 pub mod scan;
 pub mod types;
 
 pub use elemwise::{ElemOp, TypeRule};
 pub use graph::{Graph, Literal, LoopCheck, Node, NodeId, Op, PathStep, ReduceOp};
+pub use linalg::{Assume, LinalgOp};
 pub use scan::{NonSequence, Output, OutputKind, ScanOp, Sequence};
 pub use types::{DType, Type};
 

@@ -42,6 +42,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Diag => "diag".to_string(),
             Op::Tri { upper } => if *upper { "triu" } else { "tril" }.to_string(),
             Op::IdentityLike => "identity_like".to_string(),
+            Op::Linalg(op) => op.describe(),
             Op::Take { axis } => format!("take(axis={axis})"),
             Op::MaskSet { inc } => if *inc { "inc_mask" } else { "set_mask" }.to_string(),
             Op::Scatter { axis, inc } => format!(

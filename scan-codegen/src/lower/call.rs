@@ -91,6 +91,14 @@ impl Lowerer<'_> {
         let check = |this: &mut Self, r: Result<(), String>| -> Option<()> {
             r.map_err(|m| this.diag.error(e.span, m)).ok()
         };
+        if let Some(k) = args
+            .iter()
+            .find(|a| matches!(a.kind, ExprKind::Keyword(..)))
+        {
+            self.diag
+                .error(k.span, format!("`{n}` takes no keyword arguments"));
+            return None;
+        }
         if let Some(op) = ElemOp::by_name(&n) {
             check(self, arity(op.arity(), op.arity()))?;
             let values: Vec<Option<Value>> = args.iter().map(|a| self.value(a)).collect();
@@ -614,6 +622,7 @@ impl Lowerer<'_> {
             _ => {
                 let mut all: Vec<&str> = ElemOp::NAMED.iter().map(|(n, _)| *n).collect();
                 all.extend(OTHER_FUNCTIONS);
+                all.extend(super::linalg::FUNCTIONS);
                 let own: Vec<String> = self.functions.iter().map(|f| f.name.to_string()).collect();
                 let candidates = all.iter().copied().chain(own.iter().map(String::as_str));
                 let close = crate::diag::closest(&n, candidates);

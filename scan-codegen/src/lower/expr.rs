@@ -12,6 +12,20 @@ pub(super) type Path = Vec<(PathStep, Vec<NodeId>)>;
 impl Lowerer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Option<Lowered> {
         let v = match &e.kind {
+            ExprKind::Lit(Lit::Str(_)) => {
+                self.diag.error(
+                    e.span,
+                    "a string is only valid as the value of a keyword argument that takes one (`assume_a = \"pos\"`, `on_error = \"nan\"`)",
+                );
+                return None;
+            }
+            ExprKind::Keyword(name, _) => {
+                self.diag.error(
+                    e.span,
+                    format!("a keyword argument `{name} = ..` is only valid in a call of a function that takes it (the linear algebra functions: docs/SEMANTICS.md)"),
+                );
+                return None;
+            }
             ExprKind::Lit(lit) => self.literal(lit, e),
             ExprKind::Var(name) => {
                 let level = self.frames.len() - 1;
@@ -73,6 +87,9 @@ impl Lowerer<'_> {
             ExprKind::Call(name, args) => {
                 if let Some(f) = self.own_function(name) {
                     return self.inline(f, args, e);
+                }
+                if super::linalg::is_linalg(&name.to_string()) {
+                    return self.linalg(name, args, e);
                 }
                 return self.call(name, args, e).map(Lowered::Single);
             }
@@ -139,6 +156,8 @@ impl Lowerer<'_> {
             Lit::Int(v, d) => (Literal::Int(v), d.unwrap_or(DType::I64), d.is_none()),
             Lit::Float(v, d) => (Literal::Float(v), d.unwrap_or(DType::F64), d.is_none()),
             Lit::Bool(b) => (Literal::Bool(b), DType::Bool, false),
+            // Refused by `expr` before it gets here.
+            Lit::Str(_) => (Literal::Bool(false), DType::Bool, false),
         };
         let id = self
             .graph()

@@ -5,6 +5,7 @@
 mod call;
 mod expr;
 mod inline;
+mod linalg;
 mod scan;
 
 use std::collections::{HashMap, HashSet};

@@ -68,6 +68,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 Lit::Float(f.base10_parse::<f64>().ok()?, dtype)
             }
             syn::Lit::Bool(b) => Lit::Bool(b.value),
+            syn::Lit::Str(text) => Lit::Str(text.value()),
             other => {
                 diag.error(other.span(), msg::unsupported_literal());
                 return None;
@@ -158,7 +159,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 diag.error(name.span(), msg::taps_outside_spec());
                 return None;
             } else {
-                let args: Vec<Option<Expr>> = c.args.iter().map(|a| expr(a, diag)).collect();
+                let args: Vec<Option<Expr>> = c.args.iter().map(|a| argument(a, diag)).collect();
                 ExprKind::Call(name, args.into_iter().collect::<Option<Vec<_>>>()?)
             }
         }
@@ -167,7 +168,7 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 diag.error(t.span(), msg::turbofish());
             }
             let mut args = vec![expr(&m.receiver, diag)];
-            args.extend(m.args.iter().map(|a| expr(a, diag)));
+            args.extend(m.args.iter().map(|a| argument(a, diag)));
             ExprKind::Call(
                 m.method.clone(),
                 args.into_iter().collect::<Option<Vec<_>>>()?,
@@ -296,6 +297,30 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         kind,
         span,
         label: label(e),
+    })
+}
+
+/// One argument of a call: an expression, or a keyword argument `name = value`.
+fn argument(a: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
+    let syn::Expr::Assign(assign) = a else {
+        return expr(a, diag);
+    };
+    let name = match &*assign.left {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
+        _ => None,
+    };
+    let Some(name) = name else {
+        diag.error(
+            assign.left.span(),
+            "expected a keyword argument `name = value` (a name on the left)",
+        );
+        return None;
+    };
+    let value = expr(&assign.right, diag)?;
+    Some(Expr {
+        kind: ExprKind::Keyword(name, Box::new(value)),
+        span: a.span(),
+        label: label(a),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod index;
 pub mod interchange;
 pub mod isa;
 pub mod lanes;
+pub mod linalg;
 pub mod one_step;
 pub mod packed;
 pub mod pool;

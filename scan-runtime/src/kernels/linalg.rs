@@ -1,0 +1,657 @@
+//! Dense linear algebra for the step language (`cholesky`, `cho_solve`, `solve`,
+//! `solve_triangular`, `inv`, `det`, `slogdet`), on faer's factorisations.
+//!
+//! Every kernel copies its matrix into a [`Linalg`] workspace (column-major, the layout
+//! faer's factorisations prefer), factorises there, and writes its result into the
+//! caller's buffer. The workspace is declared by generated code before the loop and kept
+//! from step to step, so after the first step of a loop whose shapes stay the same nothing
+//! is allocated: the copies, the permutations and faer's scratch memory (`MemStack`) all
+//! live in vectors that only grow. No factorisation is written here: faer's LU with
+//! partial pivoting, Cholesky (LLT), Bunch-Kaufman (LBLT) and triangular solves do the
+//! work, sequentially (`Par::Seq`).
+//!
+//! Failures follow numpy, scipy and PyTensor: a matrix that is not positive definite
+//! (`cholesky`, `solve(.., assume_a = "pos")`) and a singular one (an exactly zero pivot:
+//! `solve`, `inv`, `solve_triangular`) are `Err`s naming the expression and, inside a loop,
+//! the step; `cholesky(.., on_error = "nan")` gives a matrix of NaN instead, as PyTensor's
+//! option does; `det` and `slogdet` of a singular matrix are `0` and `(0, -inf)`.
+
+use std::mem::MaybeUninit;
+
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::cholesky::{lblt as bunch_kaufman, llt};
+use faer::linalg::lu::partial_pivoting;
+use faer::linalg::triangular_solve;
+use faer::{ColMut, MatMut, MatRef, Par};
+use ndarray::{Array, Array2, ArrayView, ArrayView2, ArrayViewMut2, Axis, Dimension, Ix1, Ix2};
+
+use super::buffer::try_ensure_shape;
+use crate::element::Float;
+use crate::error::{Error, Result};
+
+/// The float types the factorisations run in: f32 and f64.
+pub trait LinalgFloat: Float + faer::traits::RealField {}
+impl LinalgFloat for f32 {}
+impl LinalgFloat for f64 {}
+
+/// The memory of one linear-algebra node, kept across the steps of a loop: a column-major
+/// copy of the matrix being factorised, the right-hand sides being solved, the
+/// permutations and faer's scratch memory. Each only grows, so equal shapes from step to
+/// step allocate nothing after the first.
+pub struct Linalg<T> {
+    a: Vec<T>,
+    x: Vec<T>,
+    sub: Vec<T>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    stack: Vec<MaybeUninit<u8>>,
+}
+
+impl<T> Default for Linalg<T> {
+    fn default() -> Self {
+        Linalg {
+            a: Vec::new(),
+            x: Vec::new(),
+            sub: Vec::new(),
+            perm: Vec::new(),
+            perm_inv: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+}
+
+/// Right-hand sides: a vector (one column) or a matrix (one column each).
+pub trait Rhs: Dimension {
+    fn matrix<T>(b: ArrayView<'_, T, Self>) -> ArrayView2<'_, T>;
+}
+
+impl Rhs for Ix1 {
+    fn matrix<T>(b: ArrayView<'_, T, Ix1>) -> ArrayView2<'_, T> {
+        b.insert_axis(Axis(1))
+    }
+}
+
+impl Rhs for Ix2 {
+    fn matrix<T>(b: ArrayView<'_, T, Ix2>) -> ArrayView2<'_, T> {
+        b
+    }
+}
+
+/// How `solve` factorises (scipy's `assume_a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Assume {
+    /// "gen": LU with partial pivoting.
+    General,
+    /// "pos": Cholesky.
+    Positive,
+    /// "sym": Bunch-Kaufman (LBLT).
+    Symmetric,
+}
+
+/// `Ok(n)` for an `n x n` matrix, else `Err(NotSquare)`.
+fn square<T>(a: &ArrayView2<'_, T>, what: &str) -> Result<usize> {
+    let (m, n) = a.dim();
+    if m == n {
+        Ok(n)
+    } else {
+        Err(Error::NotSquare {
+            what: what.to_string(),
+            shape: vec![m, n],
+        })
+    }
+}
+
+/// `Err(RightHandSide)` unless `b` has `n` rows.
+fn check_rhs<T, D: Dimension>(n: usize, b: &ArrayView<'_, T, D>, what: &str) -> Result<()> {
+    if b.shape().first() == Some(&n) {
+        Ok(())
+    } else {
+        Err(Error::RightHandSide {
+            what: what.to_string(),
+            matrix: vec![n, n],
+            rhs: b.shape().to_vec(),
+        })
+    }
+}
+
+/// `a` (or its transpose) copied into `dst`, column-major.
+fn load<T: LinalgFloat>(dst: &mut Vec<T>, a: ArrayView2<'_, T>, transpose: bool) {
+    let a = if transpose { a.reversed_axes() } else { a };
+    let (m, n) = a.dim();
+    dst.clear();
+    dst.reserve(m * n);
+    for j in 0..n {
+        dst.extend(a.column(j).iter().copied());
+    }
+}
+
+/// Scratch memory of at least `req`, from `bytes` (grown when too small).
+fn stack(bytes: &mut Vec<MaybeUninit<u8>>, req: StackReq) -> &mut MemStack {
+    let need = req.unaligned_bytes_required();
+    if bytes.len() < need {
+        bytes.resize(need, MaybeUninit::uninit());
+    }
+    MemStack::new(bytes)
+}
+
+fn mat<T>(v: &[T], m: usize, n: usize) -> MatRef<'_, T> {
+    MatRef::from_column_major_slice(v, m, n)
+}
+
+fn mat_mut<T>(v: &mut [T], m: usize, n: usize) -> MatMut<'_, T> {
+    MatMut::from_column_major_slice_mut(v, m, n)
+}
+
+/// `out` (shaped as `b`) set from the column-major `x` of `n` rows.
+fn store<T: LinalgFloat, D: Rhs>(
+    out: &mut Array<T, D>,
+    shape: D,
+    x: &[T],
+    n: usize,
+    what: &str,
+) -> Result<()> {
+    try_ensure_shape(what, out, shape)?;
+    let mut o: ArrayViewMut2<'_, T> =
+        match out.view_mut().into_dimensionality::<Ix2>() {
+            Ok(o) => o,
+            Err(_) => out.view_mut().into_shape_with_order((n, 1)).map_err(|_| {
+                Error::InvalidArgument {
+                    what: what.to_string(),
+                    detail: "the result is neither a vector nor a matrix".to_string(),
+                }
+            })?,
+        };
+    for ((i, j), v) in o.indexed_iter_mut() {
+        *v = x[i + j * n];
+    }
+    Ok(())
+}
+
+/// The Cholesky factor of the `n x n` matrix in `a` (its lower triangle read), in place.
+/// `Err(order)` of the leading minor that is not positive.
+fn llt_in_place<T: LinalgFloat>(
+    a: &mut [T],
+    n: usize,
+    bytes: &mut Vec<MaybeUninit<u8>>,
+) -> std::result::Result<(), usize> {
+    let req = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
+    let st = stack(bytes, req);
+    match llt::factor::cholesky_in_place(
+        mat_mut(a, n, n),
+        Default::default(),
+        Par::Seq,
+        st,
+        Default::default(),
+    ) {
+        Ok(_) => Ok(()),
+        Err(llt::factor::LltError::NonPositivePivot { index }) => Err(index + 1),
+    }
+}
+
+impl<T: LinalgFloat> Linalg<T> {
+    /// LU with partial pivoting of the matrix in `self.a`: the number of row exchanges, and
+    /// the first zero pivot if any.
+    fn lu(&mut self, n: usize) -> (usize, Option<usize>) {
+        self.perm.resize(n, 0);
+        self.perm_inv.resize(n, 0);
+        let req = partial_pivoting::factor::lu_in_place_scratch::<usize, T>(
+            n,
+            n,
+            Par::Seq,
+            Default::default(),
+        );
+        let st = stack(&mut self.stack, req);
+        let (info, _) = partial_pivoting::factor::lu_in_place(
+            mat_mut(&mut self.a, n, n),
+            &mut self.perm,
+            &mut self.perm_inv,
+            Par::Seq,
+            st,
+            Default::default(),
+        );
+        let zero = (0..n).find(|&i| self.a[i + i * n] == T::ZERO);
+        (info.transposition_count, zero)
+    }
+
+    /// Solves with the LU factors in `self.a` for the `k` columns of `self.x`.
+    fn lu_solve(&mut self, n: usize, k: usize) {
+        let req = partial_pivoting::solve::solve_in_place_scratch::<usize, T>(n, k, Par::Seq);
+        let st = stack(&mut self.stack, req);
+        let lu = mat(&self.a, n, n);
+        // SAFETY-free: the permutation was made by `lu_in_place` on this matrix.
+        let perm = faer::perm::PermRef::new_checked(&self.perm, &self.perm_inv, n);
+        partial_pivoting::solve::solve_in_place(
+            lu,
+            lu,
+            perm,
+            mat_mut(&mut self.x, n, k),
+            Par::Seq,
+            st,
+        );
+    }
+}
+
+/// `cholesky(a, lower, on_error)`: PyTensor's (scipy's `cholesky`): the factor `L` with
+/// `L L^T = a` (lower, reading a's lower triangle) or `U` with `U^T U = a` (upper, reading
+/// the upper triangle), the other triangle zero. A matrix that is not positive definite is
+/// `Err(NotPositiveDefinite)`, or a matrix of NaN with `nan_on_error`.
+#[allow(clippy::too_many_arguments)]
+pub fn cholesky<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    out: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    lower: bool,
+    nan_on_error: bool,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let n = square(&a, what)?;
+    // Upper: the factor of a^T's lower triangle (a's upper one), transposed.
+    load(&mut ws.a, a, !lower);
+    let factored = llt_in_place(&mut ws.a, n, &mut ws.stack);
+    try_ensure_shape(what, out, ndarray::Ix2(n, n))?;
+    if let Err(order) = factored {
+        if nan_on_error {
+            out.fill(T::NAN);
+            return Ok(());
+        }
+        return Err(Error::NotPositiveDefinite {
+            what: what.to_string(),
+            step,
+            order,
+        });
+    }
+    for ((i, j), v) in out.indexed_iter_mut() {
+        let (r, c) = if lower { (i, j) } else { (j, i) };
+        *v = if r >= c { ws.a[r + c * n] } else { T::ZERO };
+    }
+    Ok(())
+}
+
+/// `cho_solve((c, lower), b)`: scipy's: `x` with `a x = b` from the Cholesky factor `c`
+/// of `a` (only its `lower` or upper triangle read).
+pub fn cho_solve<T: LinalgFloat, D: Rhs>(
+    ws: &mut Linalg<T>,
+    out: &mut Array<T, D>,
+    c: ArrayView2<'_, T>,
+    b: ArrayView<'_, T, D>,
+    lower: bool,
+    what: &str,
+) -> Result<()> {
+    let n = square(&c, what)?;
+    check_rhs(n, &b, what)?;
+    let shape = b.raw_dim();
+    let b = D::matrix(b);
+    let k = b.ncols();
+    load(&mut ws.a, c, !lower);
+    load(&mut ws.x, b, false);
+    let req = llt::solve::solve_in_place_scratch::<T>(n, k, Par::Seq);
+    let st = stack(&mut ws.stack, req);
+    llt::solve::solve_in_place(mat(&ws.a, n, n), mat_mut(&mut ws.x, n, k), Par::Seq, st);
+    store(out, shape, &ws.x, n, what)
+}
+
+/// `solve(a, b, assume_a, lower)`: scipy's: `x` with `a x = b`. `General`: LU with partial
+/// pivoting (an exactly zero pivot: `Err(Singular)`); `Positive`: Cholesky of the `lower`
+/// (or upper) triangle (`Err(NotPositiveDefinite)`); `Symmetric`: Bunch-Kaufman of that
+/// triangle (a zero pivot block: `Err(Singular)`).
+#[allow(clippy::too_many_arguments)]
+pub fn solve<T: LinalgFloat, D: Rhs>(
+    ws: &mut Linalg<T>,
+    out: &mut Array<T, D>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView<'_, T, D>,
+    assume: Assume,
+    lower: bool,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let n = square(&a, what)?;
+    check_rhs(n, &b, what)?;
+    let shape = b.raw_dim();
+    let b = D::matrix(b);
+    let k = b.ncols();
+    let singular = |pivot| Error::Singular {
+        what: what.to_string(),
+        step,
+        pivot,
+    };
+    match assume {
+        Assume::General => {
+            load(&mut ws.a, a, false);
+            if let (_, Some(pivot)) = ws.lu(n) {
+                return Err(singular(pivot));
+            }
+            load(&mut ws.x, b, false);
+            ws.lu_solve(n, k);
+        }
+        Assume::Positive => {
+            load(&mut ws.a, a, !lower);
+            llt_in_place(&mut ws.a, n, &mut ws.stack).map_err(|order| {
+                Error::NotPositiveDefinite {
+                    what: what.to_string(),
+                    step,
+                    order,
+                }
+            })?;
+            load(&mut ws.x, b, false);
+            let req = llt::solve::solve_in_place_scratch::<T>(n, k, Par::Seq);
+            let st = stack(&mut ws.stack, req);
+            llt::solve::solve_in_place(mat(&ws.a, n, n), mat_mut(&mut ws.x, n, k), Par::Seq, st);
+        }
+        Assume::Symmetric => {
+            load(&mut ws.a, a, !lower);
+            ws.sub.clear();
+            ws.sub.resize(n, T::ZERO);
+            ws.perm.resize(n, 0);
+            ws.perm_inv.resize(n, 0);
+            let req = bunch_kaufman::factor::cholesky_in_place_scratch::<usize, T>(
+                n,
+                Par::Seq,
+                Default::default(),
+            );
+            let st = stack(&mut ws.stack, req);
+            bunch_kaufman::factor::cholesky_in_place(
+                mat_mut(&mut ws.a, n, n),
+                ColMut::from_slice_mut(&mut ws.sub).as_diagonal_mut(),
+                &mut ws.perm,
+                &mut ws.perm_inv,
+                Par::Seq,
+                st,
+                Default::default(),
+            );
+            // A 1x1 block of zero, or a 2x2 block [[d0, s], [s, d1]] whose determinant
+            // is zero (LAPACK's sytrf reports the same).
+            let mut i = 0;
+            while i < n {
+                let d0 = ws.a[i + i * n];
+                if ws.sub[i] == T::ZERO {
+                    if d0 == T::ZERO {
+                        return Err(singular(i));
+                    }
+                    i += 1;
+                } else {
+                    let d1 = ws.a[(i + 1) + (i + 1) * n];
+                    let s = ws.sub[i];
+                    if d0.num_mul(d1).num_sub(s.num_mul(s)) == T::ZERO {
+                        return Err(singular(i));
+                    }
+                    i += 2;
+                }
+            }
+            load(&mut ws.x, b, false);
+            let req = bunch_kaufman::solve::solve_in_place_scratch::<usize, T>(n, k, Par::Seq);
+            let st = stack(&mut ws.stack, req);
+            let lb = mat(&ws.a, n, n);
+            let sub = faer::ColRef::from_slice(&ws.sub).as_diagonal();
+            let perm = faer::perm::PermRef::new_checked(&ws.perm, &ws.perm_inv, n);
+            bunch_kaufman::solve::solve_in_place(
+                lb,
+                lb.diagonal(),
+                sub,
+                perm,
+                mat_mut(&mut ws.x, n, k),
+                Par::Seq,
+                st,
+            );
+        }
+    }
+    store(out, shape, &ws.x, n, what)
+}
+
+/// `solve_triangular(a, b, lower, trans, unit_diagonal)`: scipy's: `x` with `a x = b`
+/// (`a^T x = b` with `trans`), reading only a's `lower` (or upper) triangle, its diagonal
+/// taken as ones with `unit_diagonal`. A zero on the diagonal: `Err(Singular)` (LAPACK's
+/// trtrs, which scipy raises).
+#[allow(clippy::too_many_arguments)]
+pub fn solve_triangular<T: LinalgFloat, D: Rhs>(
+    ws: &mut Linalg<T>,
+    out: &mut Array<T, D>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView<'_, T, D>,
+    lower: bool,
+    trans: bool,
+    unit_diagonal: bool,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let n = square(&a, what)?;
+    check_rhs(n, &b, what)?;
+    if !unit_diagonal {
+        if let Some(pivot) = (0..n).find(|&i| a[[i, i]] == T::ZERO) {
+            return Err(Error::Singular {
+                what: what.to_string(),
+                step,
+                pivot,
+            });
+        }
+    }
+    let shape = b.raw_dim();
+    let b = D::matrix(b);
+    let k = b.ncols();
+    load(&mut ws.a, a, trans);
+    load(&mut ws.x, b, false);
+    let (t, x) = (mat(&ws.a, n, n), mat_mut(&mut ws.x, n, k));
+    match (lower != trans, unit_diagonal) {
+        (true, false) => triangular_solve::solve_lower_triangular_in_place(t, x, Par::Seq),
+        (true, true) => triangular_solve::solve_unit_lower_triangular_in_place(t, x, Par::Seq),
+        (false, false) => triangular_solve::solve_upper_triangular_in_place(t, x, Par::Seq),
+        (false, true) => triangular_solve::solve_unit_upper_triangular_in_place(t, x, Par::Seq),
+    }
+    store(out, shape, &ws.x, n, what)
+}
+
+/// `inv(a)`: numpy's: by LU with partial pivoting; an exactly zero pivot is
+/// `Err(Singular)`.
+pub fn inv<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    out: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let n = square(&a, what)?;
+    load(&mut ws.a, a, false);
+    if let (_, Some(pivot)) = ws.lu(n) {
+        return Err(Error::Singular {
+            what: what.to_string(),
+            step,
+            pivot,
+        });
+    }
+    ws.x.clear();
+    ws.x.resize(n * n, T::ZERO);
+    for i in 0..n {
+        ws.x[i + i * n] = T::ONE;
+    }
+    ws.lu_solve(n, n);
+    store(out, ndarray::Ix2(n, n), &ws.x, n, what)
+}
+
+/// `slogdet(a)`: numpy's `(sign, log|det|)` from LU with partial pivoting: `(0, -inf)`
+/// for a singular matrix, `(1, 0)` for an empty one.
+pub fn slogdet<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    a: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<(T, T)> {
+    let n = square(&a, what)?;
+    load(&mut ws.a, a, false);
+    let (swaps, zero) = ws.lu(n);
+    if zero.is_some() {
+        return Ok((T::ZERO, Float::div(T::ZERO.num_sub(T::ONE), T::ZERO)));
+    }
+    let mut sign = if swaps.is_multiple_of(2) {
+        T::ONE
+    } else {
+        T::ONE.num_neg()
+    };
+    let mut log = T::ZERO;
+    for i in 0..n {
+        let u = ws.a[i + i * n];
+        if u < T::ZERO {
+            sign = sign.num_neg();
+        }
+        log = log.num_add(u.num_abs().ln());
+    }
+    Ok((sign, log))
+}
+
+/// `det(a)`: numpy's: the product of the LU factorisation's pivots, signed by its row
+/// exchanges (0 for a singular matrix, 1 for an empty one).
+pub fn det<T: LinalgFloat>(ws: &mut Linalg<T>, a: ArrayView2<'_, T>, what: &str) -> Result<T> {
+    let n = square(&a, what)?;
+    load(&mut ws.a, a, false);
+    let (swaps, _) = ws.lu(n);
+    let mut d = if swaps.is_multiple_of(2) {
+        T::ONE
+    } else {
+        T::ONE.num_neg()
+    };
+    for i in 0..n {
+        d = d.num_mul(ws.a[i + i * n]);
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, Array1};
+
+    fn close(a: &[f64], b: &[f64], tol: f64) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn cholesky_solve_inv_det_of_a_small_matrix() {
+        // numpy: np.linalg.cholesky(a), np.linalg.solve(a, b), np.linalg.det(a)
+        let a = array![[4.0, 2.0, 0.4], [2.0, 5.0, 1.0], [0.4, 1.0, 3.0]];
+        let mut ws = Linalg::default();
+        let mut l = Array2::zeros((0, 0));
+        cholesky(&mut ws, &mut l, a.view(), true, false, "c", None).unwrap();
+        let back = l.dot(&l.t());
+        close(back.as_slice().unwrap(), a.as_slice().unwrap(), 1e-14);
+        assert_eq!(l[[0, 1]], 0.0);
+        let mut u = Array2::zeros((0, 0));
+        cholesky(&mut ws, &mut u, a.view(), false, false, "c", None).unwrap();
+        close(
+            u.as_slice().unwrap(),
+            l.t().as_standard_layout().as_slice().unwrap(),
+            1e-15,
+        );
+        let b = array![1.0, 2.0, 3.0];
+        let mut x = Array1::zeros(0);
+        solve(
+            &mut ws,
+            &mut x,
+            a.view(),
+            b.view(),
+            Assume::General,
+            false,
+            "s",
+            None,
+        )
+        .unwrap();
+        close(a.dot(&x).as_slice().unwrap(), b.as_slice().unwrap(), 1e-14);
+        for assume in [Assume::Positive, Assume::Symmetric] {
+            let mut y = Array1::zeros(0);
+            solve(
+                &mut ws,
+                &mut y,
+                a.view(),
+                b.view(),
+                assume,
+                false,
+                "s",
+                None,
+            )
+            .unwrap();
+            close(y.as_slice().unwrap(), x.as_slice().unwrap(), 1e-14);
+        }
+        let mut y = Array1::zeros(0);
+        cho_solve(&mut ws, &mut y, l.view(), b.view(), true, "s").unwrap();
+        close(y.as_slice().unwrap(), x.as_slice().unwrap(), 1e-14);
+        let mut ai = Array2::zeros((0, 0));
+        inv(&mut ws, &mut ai, a.view(), "i", None).unwrap();
+        let eye = a.dot(&ai);
+        close(
+            eye.as_slice().unwrap(),
+            Array2::<f64>::eye(3).as_slice().unwrap(),
+            1e-14,
+        );
+        // det = 4*(15-1) - 2*(6-0.4) + 0.4*(2-2) = 44.8
+        let d = det(&mut ws, a.view(), "d").unwrap();
+        close(&[d], &[44.8], 1e-14);
+        let (s, l) = slogdet(&mut ws, a.view(), "d").unwrap();
+        close(&[s, l], &[1.0, 44.8f64.ln()], 1e-14);
+    }
+
+    #[test]
+    fn failures_name_the_expression_and_the_step() {
+        let mut ws = Linalg::default();
+        let mut out = Array2::zeros((0, 0));
+        let not_pd = array![[1.0, 2.0], [2.0, 1.0]];
+        let e = cholesky(
+            &mut ws,
+            &mut out,
+            not_pd.view(),
+            true,
+            false,
+            "cholesky(p)",
+            Some(3),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`cholesky(p)` at step 3: the matrix is not positive definite (its leading minor of order 2 is not positive)"
+        );
+        cholesky(&mut ws, &mut out, not_pd.view(), true, true, "c", None).unwrap();
+        assert!(out.iter().all(|v| v.is_nan()));
+        let singular = array![[1.0, 2.0], [2.0, 4.0]];
+        let b = array![1.0, 1.0];
+        let mut x = Array1::zeros(0);
+        let e = solve(
+            &mut ws,
+            &mut x,
+            singular.view(),
+            b.view(),
+            Assume::General,
+            false,
+            "s",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`s`: the matrix is singular (its factorisation has a zero pivot at index 1)"
+        );
+        assert_eq!(det(&mut ws, singular.view(), "d").unwrap(), 0.0);
+        let (s, l) = slogdet(&mut ws, singular.view(), "d").unwrap();
+        assert_eq!((s, l), (0.0, f64::NEG_INFINITY));
+        let wide = Array2::<f64>::zeros((2, 3));
+        let e = det(&mut ws, wide.view(), "det(a)").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`det(a)` needs a square matrix, got shape [2, 3]"
+        );
+        let e = solve(
+            &mut ws,
+            &mut x,
+            not_pd.view(),
+            array![1.0].view(),
+            Assume::General,
+            false,
+            "s",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot solve `s`: the matrix has shape [2, 2] but the right-hand side has shape [1] (it needs 2 rows)"
+        );
+    }
+}

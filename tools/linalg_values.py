@@ -1,0 +1,52 @@
+"""Reference numbers for tests/linalg.rs: numpy's and scipy's linear algebra on the
+matrices the tests use, printed as Rust array literals (17 significant digits).
+
+Run: python3 tools/linalg_values.py   (numpy 2.4.6, scipy 1.17.1 made the numbers in the
+tests). The tests carry the output; this script is kept to say where they come from.
+"""
+
+import numpy as np
+import scipy.linalg as sl
+
+A = np.array([[4.0, 2.0, 0.4], [2.0, 5.0, 1.0], [0.4, 1.0, 3.0]])  # SPD
+G = np.array([[0.5, 2.0, -1.0], [3.0, 1.0, 2.0], [1.0, -2.0, 4.0]])  # general
+# Symmetric indefinite, its lower triangle garbage: scipy's solve reads the upper one
+# (lower=False by default) for assume_a="sym" and "pos".
+S = np.array([[1.0, 2.0, 0.0], [99.0, -1.0, 3.0], [99.0, 99.0, 2.0]])
+# Lower triangular, its upper triangle garbage (never read with lower=True).
+M = np.array([[2.0, 9.0, 9.0], [1.0, 3.0, 9.0], [-1.0, 0.5, 4.0]])
+b = np.array([1.0, 2.0, 3.0])
+B = np.array([[1.0, -1.0], [2.0, 0.5], [3.0, 2.0]])
+
+
+def show(name, x):
+    x = np.asarray(x, dtype=np.float64)
+    print(f"// {name}")
+    print("[" + ", ".join(f"{v:.17g}" for v in x.ravel()) + "]")
+
+
+L = sl.cholesky(A, lower=True)
+U = sl.cholesky(A, lower=False)
+show("cholesky(a)", L)
+show("cholesky(a, lower = false)", U)
+show("cho_solve((l, true), b)", sl.cho_solve((L, True), b))
+show("cho_solve((u, false), bm)", sl.cho_solve((U, False), B))
+show("solve(g, b)", sl.solve(G, b))
+show("solve(g, bm)", sl.solve(G, B))
+show("solve(a, bm, assume_a = pos)", sl.solve(A, B, assume_a="pos"))
+show("solve(s, b, assume_a = sym)", sl.solve(S, b, assume_a="sym"))
+show("solve(s, bm, assume_a = sym, lower = ...)  [upper of S.T, i.e. lower=True on S.T]",
+     sl.solve(S.T, B, assume_a="sym", lower=True))
+show("solve_triangular(m, b, lower = true)", sl.solve_triangular(M, b, lower=True))
+show("solve_triangular(m, bm, trans = T, lower = true)",
+     sl.solve_triangular(M, B, trans="T", lower=True))
+show("solve_triangular(m, b, lower = true, unit_diagonal = true)",
+     sl.solve_triangular(M, b, lower=True, unit_diagonal=True))
+show("inv(g)", np.linalg.inv(G))
+show("det(g)", np.linalg.det(G))
+show("slogdet(g)", np.linalg.slogdet(G))
+show("slogdet(a)", np.linalg.slogdet(A))
+# f32: numpy in float32 (LAPACK's sgesv, spotrf)
+show("f32 solve(g, b)", sl.solve(G.astype(np.float32), b.astype(np.float32)))
+show("f32 cholesky(a)", sl.cholesky(A.astype(np.float32), lower=True))
+show("f32 det(g)", np.linalg.det(G.astype(np.float32)))
