@@ -215,6 +215,75 @@ macro_rules! row_loops {
     };
 }
 
+/// One function per arity, `$name(o, shape, inputs, f) -> bool`: the contiguous output
+/// `o` of shape `shape` (possibly uninitialised: a trace's new row) row by row through the
+/// slice loops, when every input broadcast to `shape` reads each row contiguously or as
+/// one value (a column slice `z[:, a..b]` of an LSTM's gate block). Rows are split in two
+/// halves over the spinning helper when the map is large enough, as the slice loops split
+/// a contiguous map. `false` (nothing written) otherwise.
+macro_rules! rows_of_slices {
+    ($name:ident, $slices:ident: $($op:ident: $t:ident $d:ident),+) => {
+        fn $name<$($t: Copy + Sync, $d: Dimension,)+ U: Send>(
+            o: &mut [MaybeUninit<U>],
+            shape: &[usize],
+            ($($op,)+): ($(ArrayView<'_, $t, $d>,)+),
+            f: &(impl Fn($($t),+) -> U + Sync),
+        ) -> bool {
+            let (Some(&len), true) = (shape.last(), shape.len() >= 2) else {
+                return false;
+            };
+            if len < MIN_ROW || o.len() != shape.iter().product::<usize>() {
+                return false;
+            }
+            let rows = o.len() / len;
+            // Each input as `rows x len` (broadcast, its rows merged), reading its rows
+            // contiguously or as a repeated value.
+            $(
+                let Some($op) = $op
+                    .broadcast(ndarray::IxDyn(shape))
+                    .and_then(|v| v.into_shape_with_order((rows, len)).ok())
+                else {
+                    return false;
+                };
+                if !matches!($op.strides()[1], 0 | 1) {
+                    return false;
+                }
+            )+
+            let pass = |o: &mut [MaybeUninit<U>], first: usize| {
+                for (r, o) in o.chunks_exact_mut(len).enumerate() {
+                    $(
+                        let $op = $op.row(first + r);
+                        let $op = match $op.to_slice() {
+                            Some(s) if s.len() == len => Operand::Full(s),
+                            _ => Operand::Scalar($op[0]),
+                        };
+                    )+
+                    $slices(o, ($($op,)+), f);
+                }
+            };
+            // A row long enough to be split by the slice loops is not split here too.
+            if o.len() >= SPLIT_MIN_ELEMENTS
+                && len < SPLIT_MIN_ELEMENTS
+                && rows >= 2
+                && crate::threads::num_threads() >= 2
+            {
+                let mid = rows / 2;
+                let (first, second) = o.split_at_mut(mid * len);
+                crate::threads::spin::join(|| pass(first, 0), || pass(second, mid));
+            } else {
+                pass(o, 0);
+            }
+            true
+        }
+    };
+}
+
+rows_of_slices!(row_slices1, slices1: a: A Da);
+rows_of_slices!(row_slices2, slices2: a: A Da, b: B Db);
+rows_of_slices!(row_slices3, slices3: a: A Da, b: B Db, c: C Dc);
+rows_of_slices!(row_slices4, slices4: a: A Da, b: B Db, c: C Dc, d: E De);
+rows_of_slices!(row_slices5, slices5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
+
 row_loops!(rows1, slices1: a: A Da);
 row_loops!(rows2, slices2: a: A Da, b: B Db);
 row_loops!(rows3, slices3: a: A Da, b: B Db, c: C Dc);
@@ -245,7 +314,7 @@ where
     // new row as it is, uninitialised).
     let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match Operand::of(&a, sh) {
         Some(x) => slices1(o, (x,), &f),
-        None => false,
+        None => row_slices1(o, sh, (a.view(),), &f),
     };
     let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
         return Ok(());
@@ -277,7 +346,7 @@ where
     let fast =
         |o: &mut [MaybeUninit<U>], sh: &[usize]| match (Operand::of(&a, sh), Operand::of(&b, sh)) {
             (Some(x), Some(y)) => slices2(o, (x, y), &f),
-            _ => false,
+            _ => row_slices2(o, sh, (a.view(), b.view()), &f),
         };
     let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
         return Ok(());
@@ -318,7 +387,7 @@ where
         Operand::of(&c, sh),
     ) {
         (Some(x), Some(y), Some(z)) => slices3(o, (x, y, z), &f),
-        _ => false,
+        _ => row_slices3(o, sh, (a.view(), b.view(), c.view()), &f),
     };
     let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
         return Ok(());
@@ -365,7 +434,7 @@ where
         Operand::of(&d, sh),
     ) {
         (Some(x), Some(y), Some(z), Some(w)) => slices4(o, (x, y, z, w), &f),
-        _ => false,
+        _ => row_slices4(o, sh, (a.view(), b.view(), c.view(), d.view()), &f),
     };
     let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
         return Ok(());
@@ -421,7 +490,7 @@ where
         Operand::of(&e, sh),
     ) {
         (Some(x), Some(y), Some(z), Some(w), Some(v)) => slices5(o, (x, y, z, w, v), &f),
-        _ => false,
+        _ => row_slices5(o, sh, (a.view(), b.view(), c.view(), d.view(), e.view()), &f),
     };
     let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
         return Ok(());
@@ -679,6 +748,41 @@ mod contiguous_tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn column_slices_into_an_uninitialised_row_at_one_and_two_threads() {
+        // An LSTM's `o * tanh(c_t)` into a trace's new row: the row memory is not
+        // initialised and one operand is a column block; the rows are written by the slice
+        // loops directly (halves on two threads from SPLIT_MIN_ELEMENTS on), same bits.
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let f = |x: f64, y: f64| math::mul(math::sigmoid(x), math::tanh(y));
+        for (b, h) in [(3usize, 40usize), (64, 512)] {
+            let z = Array2::from_shape_vec((b, 4 * h), values(b * 4 * h, 21)).unwrap();
+            let gate = z.slice(s![.., 3 * h..]);
+            let c = Array2::from_shape_vec((b, h), values(b * h, 22)).unwrap();
+            let dyn2 = |v: ndarray::ArrayView2<f64>| v.to_owned().into_dyn();
+            let expected: Vec<f64> = {
+                let (g, c) = (dyn2(gate), dyn2(c.view()));
+                let sh = IxDyn(&[b, h]);
+                let (g, c) = (g.broadcast(sh.clone()).unwrap(), c.broadcast(sh).unwrap());
+                g.iter().zip(c.iter()).map(|(&x, &y)| f(x, y)).collect()
+            };
+            for threads in [1, 2] {
+                crate::threads::set_num_threads(threads);
+                let mut buf = ndarray::Array3::<f64>::zeros((0, 0, 0));
+                let mut trace = crate::kernels::ArrayTrace::new(&mut buf);
+                trace.start("n", &[b, h], 2, 2).unwrap();
+                let (_, mut slot) = trace.next_slot("n").unwrap();
+                map2(slot.row("`h`", "o * tanh(c)"), gate, c.view(), "o * tanh(c)", f).unwrap();
+                trace.commit_row("n").unwrap();
+                let row = trace.row(0).unwrap();
+                same_bits(row.as_slice().unwrap(), &expected);
+            }
+        }
+        crate::threads::set_num_threads(0);
     }
 
     #[test]
