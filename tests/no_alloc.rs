@@ -158,6 +158,21 @@ mod programs {
             Ok(ys)
         }
 
+        /// A noisy recurrence whose key is carried: each step draws a vector of normals
+        /// and of Bernoulli coins into buffers made on the first step.
+        pub fn noisy(x0: ArrayView1<f64>, seed: i64, k: usize) -> Result<Array2<f64>> {
+            let (xs, _) = scan(
+                |x_tm1, key| {
+                    let (key, z) = normal(key, x_tm1.len());
+                    let (key, keep) = bernoulli(key, sigmoid(x_tm1));
+                    (where_(keep, x_tm1 * 0.9 + z * 0.1, x_tm1), key)
+                },
+                outputs_info = [x0, rng_key(seed)],
+                n_steps = k,
+            );
+            Ok(xs)
+        }
+
         /// A NITSOT output of scalars, with a sequence tap window.
         pub fn nitsot_scalar(u: ArrayView1<f64>) -> Result<Array1<f64>> {
             let ys = scan(|u_tm2, u_t| u_t - u_tm2, sequences = taps(u, [-2, 0]));
@@ -239,6 +254,19 @@ fn elementwise_recurrence_with_n_steps() {
         move || {
             let xs = programs::elementwise_n(x0.view(), a.view(), n).unwrap();
             assert_eq!(xs.dim(), (n, 4));
+            xs
+        }
+    });
+}
+
+#[test]
+fn random_draws_in_a_step() {
+    let x0 = Array1::from_elem(6, 0.3);
+    assert_allocations_independent_of_steps("normal and bernoulli draws", |n| {
+        let x0 = x0.clone();
+        move || {
+            let xs = programs::noisy(x0.view(), 5, n).unwrap();
+            assert_eq!(xs.dim(), (n, 6));
             xs
         }
     });
@@ -454,6 +482,9 @@ fn programs_agree_with_the_evaluator() {
     let got = programs::nitsot(u.view(), w.view()).unwrap();
     let args = vec![u.clone().into(), w.clone().into()];
     second_opinion(src, "nitsot", args, vec![got.into()]);
+    let got = programs::noisy(x0.view(), 5, 9).unwrap();
+    let args = vec![x0.clone().into(), Value::from(5i64), Value::from(9i64)];
+    second_opinion(src, "noisy", args, vec![got.into()]);
     let got = programs::nitsot_scalar(v.view()).unwrap();
     assert_eq!(got.to_vec(), vec![4., 8., 12., 16., 20., 24., 28.]);
     second_opinion(src, "nitsot_scalar", vec![v.into()], vec![got.into()]);

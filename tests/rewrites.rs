@@ -347,12 +347,17 @@ fn a_projection_computed_by_chunks_agrees_under_every_setting() {
     // steps are chunks of 8, 8 and 5.
     let (b, i, hd, len) = (512, 3, 64, 21);
     assert_eq!(scan_runtime::kernels::CHUNK_BYTES / (b * hd * 8), 8);
+
     let x = Array3::from_shape_fn((len, b, i), |(t, r, c)| {
         ((t * 7 + r * 3 + c) as f64 * 0.37).sin()
     });
     let h0 = Array2::from_shape_fn((b, hd), |(r, c)| ((r + 2 * c) as f64 * 0.11).cos() * 0.1);
     let w_x = common::matrix(i, hd, 4);
     let w_h = common::matrix(hd, hd, 5).mapv(|v| v * 0.05);
+    // (With the matrixmultiply backend, which allocates on every product: one chunk.)
+    let chunk = scan_runtime::kernels::chunk_steps(x.view(), w_x.view());
+    let one_chunk = scan_runtime::kernels::dot::GEMM_BACKEND == "matrixmultiply";
+    assert_eq!(chunk, if one_chunk { len } else { 8 });
     let all_steps = f64::INFINITY;
     // `until` stops at step 11, in the second chunk: the only step whose rows sum past 50.
     let mut x = x;

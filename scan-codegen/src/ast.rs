@@ -105,7 +105,8 @@ pub enum ExprKind {
     /// `f(args)` and `a.f(args)` (the receiver is the first argument).
     Call(syn::Ident, Vec<Expr>),
     /// `name = value` among a call's arguments: a keyword argument (`lower = false`), read
-    /// by the functions that take it (the linear algebra); an error anywhere else.
+    /// by the functions that take it (the linear algebra, the random draws' `dtype = f32`);
+    /// an error anywhere else.
     Keyword(syn::Ident, Box<Expr>),
     Index(Box<Expr>, Box<Expr>),
     /// `x[a..b]`: bounds as expressions.

@@ -144,6 +144,7 @@ pub mod element;
 pub mod error;
 pub mod kernels;
 pub mod math;
+pub mod random;
 pub mod special;
 pub mod threads;
 
@@ -168,6 +169,6 @@ pub mod prelude {
 pub mod __private {
     pub use crate::element::{self, Cast, Element, Float, Number};
     pub use crate::error::{Error, Result};
-    pub use crate::{kernels, math};
+    pub use crate::{kernels, math, random};
     pub use ndarray;
 }

@@ -10,7 +10,9 @@ use quote::{format_ident, quote};
 
 use super::formula::{self, literal};
 use super::{nd, owned_type, rt, scalar_type};
-use crate::ir::{Assume, ElemOp, Graph, LinalgOp, LoopCheck, NodeId, Op, PathStep, ReduceOp};
+use crate::ir::{
+    Assume, ElemOp, Graph, LinalgOp, LoopCheck, NodeId, Op, PathStep, RandomOp, ReduceOp,
+};
 
 /// How a graph input arrives: an expression giving a view (arrays) or a scalar.
 pub enum Input {
@@ -495,6 +497,79 @@ pub fn emit_in_place(
                 let repr = declare_buffer(&mut setup);
                 body.extend(quote!(#rt::kernels::eye(&mut #ident, #n, #label)?;));
                 repr
+            }
+            Op::Random(op) => {
+                // `scan_runtime::random`: element j of a draw is a function of (key, j).
+                let key = arg(0).scalar();
+                let random = quote!(#rt::random);
+                match op {
+                    RandomOp::DeriveKey => {
+                        let i = arg(1).scalar();
+                        body.extend(quote!(let #ident: i64 = #random::derive_key(#key, #i);));
+                        Repr::Scalar(ident.clone())
+                    }
+                    RandomOp::Split => {
+                        let n = arg(1).scalar();
+                        let repr = declare_buffer(&mut setup);
+                        body.extend(quote!(#random::split(&mut #ident, #key, #n, #label)?;));
+                        repr
+                    }
+                    RandomOp::Uniform | RandomOp::Normal => {
+                        let (at, kernel) = if *op == RandomOp::Uniform {
+                            (quote!(uniform_at), quote!(uniform))
+                        } else {
+                            (quote!(normal_at), quote!(normal))
+                        };
+                        if ty.rank == 0 {
+                            body.extend(quote!(let #ident: #s = #random::#at::<#s>(#key, 0);));
+                            Repr::Scalar(ident.clone())
+                        } else {
+                            let dims: Vec<TokenStream> =
+                                (1..node.inputs.len()).map(|k| arg(k).scalar()).collect();
+                            let repr = declare_buffer(&mut setup);
+                            body.extend(quote!(
+                                #random::#kernel(&mut #ident, #key, &[#(#dims),*], #label)?;
+                            ));
+                            repr
+                        }
+                    }
+                    RandomOp::Bernoulli => {
+                        if ty.rank == 0 {
+                            let p = arg(1).scalar();
+                            let ps = scalar_type(g.ty(node.inputs[1]).dtype);
+                            body.extend(quote!(
+                                let #ident: bool = #random::uniform_at::<#ps>(#key, 0) < #p;
+                            ));
+                            Repr::Scalar(ident.clone())
+                        } else {
+                            let p = arg(1).view();
+                            let repr = declare_buffer(&mut setup);
+                            body.extend(
+                                quote!(#random::bernoulli(&mut #ident, #key, #p, #label)?;),
+                            );
+                            repr
+                        }
+                    }
+                    RandomOp::Categorical => {
+                        let logits = arg(1).view();
+                        if ty.rank == 0 {
+                            // One row of logits: through a 0-d buffer, as a reduction.
+                            let tmp = format_ident!("{}_0d", ident);
+                            setup.extend(quote!(let mut #tmp: #nd::Array0<i64> = #nd::Array0::default(#nd::Ix0());));
+                            body.extend(quote! {
+                                #random::categorical(&mut #tmp, #key, #logits, #label)?;
+                                let #ident: i64 = #rt::kernels::scalar(#tmp.view());
+                            });
+                            Repr::Scalar(ident.clone())
+                        } else {
+                            let repr = declare_buffer(&mut setup);
+                            body.extend(quote!(
+                                #random::categorical(&mut #ident, #key, #logits, #label)?;
+                            ));
+                            repr
+                        }
+                    }
+                }
             }
             Op::Cumulative { product, axis } => {
                 let x = arg(0).view();

@@ -14,6 +14,7 @@ pub mod elemwise;
 pub mod linalg;
 pub mod num;
 pub mod ops;
+pub mod random;
 pub mod scan;
 mod special;
 pub mod value;
@@ -377,6 +378,7 @@ fn eval_node(
             arity(1)?;
             ops::eye(&args[0], label)?
         }
+        Op::Random(op) => random::eval(*op, &args, dtype, label)?,
         Op::Cumulative { product, axis } => {
             arity(1)?;
             ops::cumulative(&args[0], *product, *axis, dtype, label)?

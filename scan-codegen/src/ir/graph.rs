@@ -79,6 +79,44 @@ impl ReduceOp {
     }
 }
 
+/// Random numbers (docs/SEMANTICS.md, "Random numbers"; runtime `scan_runtime::random`,
+/// evaluator `eval/random.rs`). A key is an i64 scalar; every op is a pure function of
+/// its inputs, as JAX's are: the same key (and shape) gives the same numbers, so `cse` may
+/// merge two identical draws and push_out_nonseq may hoist a draw from a loop-invariant
+/// key. Not elementwise: no fusion, lifting or loop interchange takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RandomOp {
+    /// inputs `[key, i]` (i64 scalars): key `i` derived from `key`, an i64 scalar
+    /// (`split(key)` is derived keys 0 and 1; an advancing draw's next key is key 0).
+    DeriveKey,
+    /// inputs `[key, n]`: the keys `0..n` derived from `key`, an i64 vector.
+    Split,
+    /// inputs `[key, d0, d1, ...]`: uniform values in [0, 1) of the node's float dtype,
+    /// of shape `(d0, d1, ...)` (the rank is the lengths' count).
+    Uniform,
+    /// inputs `[key, d0, d1, ...]`: standard normal values, as `Uniform`.
+    Normal,
+    /// inputs `[key, p]`, p a float array (or scalar): bools of p's shape, true with
+    /// probability p (`uniform(key, p.shape) < p`).
+    Bernoulli,
+    /// inputs `[key, logits]`, logits a float array of rank >= 1: an i64 index into the
+    /// last axis per row, drawn with probabilities `softmax(logits, -1)`.
+    Categorical,
+}
+
+impl RandomOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            RandomOp::DeriveKey => "derive_key",
+            RandomOp::Split => "split",
+            RandomOp::Uniform => "uniform",
+            RandomOp::Normal => "normal",
+            RandomOp::Bernoulli => "bernoulli",
+            RandomOp::Categorical => "categorical",
+        }
+    }
+}
+
 /// One step of an indexing path on the leading axis: `x[i]`, `x[a..b]`, `x[None]`; or a
 /// check that a removed scan loop made (one-step inlining).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -303,6 +341,8 @@ pub enum Op {
     /// time on a matrix that is not square, not positive definite or singular, as the op
     /// says.
     Linalg(super::linalg::LinalgOp),
+    /// A random draw or key derivation (see [`RandomOp`]).
+    Random(RandomOp),
     /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
     /// or of every element flattened (a vector) when `axis` is `None`.
     Cumulative {

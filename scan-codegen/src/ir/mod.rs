@@ -8,7 +8,7 @@ pub mod scan;
 pub mod types;
 
 pub use elemwise::{ElemOp, TypeRule};
-pub use graph::{Graph, Literal, LoopCheck, Node, NodeId, Op, PathStep, ReduceOp};
+pub use graph::{Graph, Literal, LoopCheck, Node, NodeId, Op, PathStep, RandomOp, ReduceOp};
 pub use linalg::{Assume, LinalgOp};
 pub use scan::{NonSequence, Output, OutputKind, ScanOp, Sequence};
 pub use types::{DType, Type};

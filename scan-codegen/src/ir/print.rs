@@ -49,6 +49,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 "{}(axis={axis})",
                 if *inc { "inc_scatter" } else { "set_scatter" }
             ),
+            Op::Random(r) => format!("random.{}", r.name()),
             Op::Cumulative { product, axis } => format!(
                 "{}{}",
                 if *product { "cumprod" } else { "cumsum" },

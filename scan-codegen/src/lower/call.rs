@@ -76,6 +76,16 @@ const OTHER_FUNCTIONS: &[&str] = &[
 impl Lowerer<'_> {
     pub(super) fn call(&mut self, name: &syn::Ident, args: &[Expr], e: &Expr) -> Option<Value> {
         let n = name.to_string();
+        if let Some(k) = args
+            .iter()
+            .find(|a| matches!(a.kind, ExprKind::Keyword(..)))
+        {
+            self.diag.error(
+                k.span,
+                format!("`{n}` takes no keyword argument (the linear algebra functions take their options as keywords, the random draws `dtype = f32`: docs/SEMANTICS.md)"),
+            );
+            return None;
+        }
         let arity = |lo: usize, hi: usize| -> Result<(), String> {
             if args.len() < lo || args.len() > hi {
                 let expected = if lo == hi {
@@ -91,14 +101,6 @@ impl Lowerer<'_> {
         let check = |this: &mut Self, r: Result<(), String>| -> Option<()> {
             r.map_err(|m| this.diag.error(e.span, m)).ok()
         };
-        if let Some(k) = args
-            .iter()
-            .find(|a| matches!(a.kind, ExprKind::Keyword(..)))
-        {
-            self.diag
-                .error(k.span, format!("`{n}` takes no keyword arguments"));
-            return None;
-        }
         if let Some(op) = ElemOp::by_name(&n) {
             check(self, arity(op.arity(), op.arity()))?;
             let values: Vec<Option<Value>> = args.iter().map(|a| self.value(a)).collect();
@@ -623,6 +625,7 @@ impl Lowerer<'_> {
                 let mut all: Vec<&str> = ElemOp::NAMED.iter().map(|(n, _)| *n).collect();
                 all.extend(OTHER_FUNCTIONS);
                 all.extend(super::linalg::FUNCTIONS);
+                all.extend(super::random::RANDOM_FUNCTIONS);
                 let own: Vec<String> = self.functions.iter().map(|f| f.name.to_string()).collect();
                 let candidates = all.iter().copied().chain(own.iter().map(String::as_str));
                 let close = crate::diag::closest(&n, candidates);
@@ -826,7 +829,7 @@ impl Lowerer<'_> {
     }
 
     /// The lengths of a shape (a tuple of integer scalars, or one), as i64 operands.
-    fn shape_operands(&mut self, shape: &Expr) -> Option<Vec<NodeId>> {
+    pub(super) fn shape_operands(&mut self, shape: &Expr) -> Option<Vec<NodeId>> {
         let dims: Vec<&Expr> = match &shape.kind {
             ExprKind::Tuple(items) => items.iter().collect(),
             _ => vec![shape],

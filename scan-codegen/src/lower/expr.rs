@@ -22,7 +22,7 @@ impl Lowerer<'_> {
             ExprKind::Keyword(name, _) => {
                 self.diag.error(
                     e.span,
-                    format!("a keyword argument `{name} = ..` is only valid in a call of a function that takes it (the linear algebra functions: docs/SEMANTICS.md)"),
+                    format!("a keyword argument `{name} = ..` is only valid in a call of a function that takes it (the linear algebra functions' options, the random draws' `dtype`: docs/SEMANTICS.md)"),
                 );
                 return None;
             }
@@ -90,6 +90,9 @@ impl Lowerer<'_> {
                 }
                 if super::linalg::is_linalg(&name.to_string()) {
                     return self.linalg(name, args, e);
+                }
+                if let Some(lowered) = self.random(name, args, e) {
+                    return lowered;
                 }
                 return self.call(name, args, e).map(Lowered::Single);
             }

@@ -6,6 +6,7 @@ mod call;
 mod expr;
 mod inline;
 mod linalg;
+mod random;
 mod scan;
 
 use std::collections::{HashMap, HashSet};

@@ -160,8 +160,13 @@ pub fn dot_stack_m<T: Number>(
 pub const CHUNK_BYTES: usize = 2 << 20;
 
 /// Steps per chunk for the product of the stack `a` (`(t, m, k)`) by `b` (`(k, n)`): rows
-/// of `m * n` elements, as many as fit in [`CHUNK_BYTES`], at least one.
+/// of `m * n` elements, as many as fit in [`CHUNK_BYTES`], at least one. With the
+/// matrixmultiply backend, which allocates its packing buffer on every product, all of
+/// `a`'s steps: one product per call, as before chunks (no allocation per step).
 pub fn chunk_steps<T>(a: ArrayView3<'_, T>, b: ArrayView2<'_, T>) -> usize {
+    if GEMM_BACKEND == "matrixmultiply" {
+        return a.shape()[0].max(1);
+    }
     let row = a.shape()[1] * b.shape()[1] * std::mem::size_of::<T>();
     (CHUNK_BYTES / row.max(1)).max(1)
 }

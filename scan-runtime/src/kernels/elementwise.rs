@@ -490,7 +490,12 @@ where
         Operand::of(&e, sh),
     ) {
         (Some(x), Some(y), Some(z), Some(w), Some(v)) => slices5(o, (x, y, z, w, v), &f),
-        _ => row_slices5(o, sh, (a.view(), b.view(), c.view(), d.view(), e.view()), &f),
+        _ => row_slices5(
+            o,
+            sh,
+            (a.view(), b.view(), c.view(), d.view(), e.view()),
+            &f,
+        ),
     };
     let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
         return Ok(());
@@ -776,7 +781,14 @@ mod contiguous_tests {
                 let mut trace = crate::kernels::ArrayTrace::new(&mut buf);
                 trace.start("n", &[b, h], 2, 2).unwrap();
                 let (_, mut slot) = trace.next_slot("n").unwrap();
-                map2(slot.row("`h`", "o * tanh(c)"), gate, c.view(), "o * tanh(c)", f).unwrap();
+                map2(
+                    slot.row("`h`", "o * tanh(c)"),
+                    gate,
+                    c.view(),
+                    "o * tanh(c)",
+                    f,
+                )
+                .unwrap();
                 trace.commit_row("n").unwrap();
                 let row = trace.row(0).unwrap();
                 same_bits(row.as_slice().unwrap(), &expected);
