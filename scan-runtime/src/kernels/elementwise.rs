@@ -236,13 +236,18 @@ macro_rules! rows_of_slices {
                 return false;
             }
             let rows = o.len() / len;
-            // Each input as `rows x len` (broadcast, its rows merged), reading its rows
-            // contiguously or as a repeated value.
+            // Each input as `rows x len` (broadcast, its leading axes merged: ndarray's
+            // reshape refuses any view that is not contiguous, a column block among them,
+            // so a matrix is taken as it is), reading its rows contiguously or as a
+            // repeated value.
             $(
-                let Some($op) = $op
-                    .broadcast(ndarray::IxDyn(shape))
-                    .and_then(|v| v.into_shape_with_order((rows, len)).ok())
-                else {
+                let Some($op) = $op.broadcast(ndarray::IxDyn(shape)).and_then(|v| {
+                    if shape.len() == 2 {
+                        v.into_dimensionality::<ndarray::Ix2>().ok()
+                    } else {
+                        v.into_shape_with_order((rows, len)).ok()
+                    }
+                }) else {
                     return false;
                 };
                 if !matches!($op.strides()[1], 0 | 1) {
@@ -792,6 +797,9 @@ mod contiguous_tests {
                 trace.commit_row("n").unwrap();
                 let row = trace.row(0).unwrap();
                 same_bits(row.as_slice().unwrap(), &expected);
+                // Written by the row slices (not zero-filled first and then by `Zip`).
+                let mut direct = vec![MaybeUninit::<f64>::uninit(); b * h];
+                assert!(row_slices2(&mut direct, &[b, h], (gate, c.view()), &f));
             }
         }
         crate::threads::set_num_threads(0);
