@@ -70,6 +70,25 @@ mod programs {
 
         /// Draws repeated with the same key are the same numbers (cse may merge them),
         /// and an advanced key gives others.
+        /// Gamma and beta variates: of arrays (f64 and f32), scalars, broadcast beta
+        /// parameters, and a carried key drawing a gamma shape per step.
+        pub fn variates(key: i64, a: ArrayView1<f64>, b: ArrayView2<f32>, c: f32) -> Result<(Array1<f64>, Array2<f32>, f64, Array2<f32>, Array2<f64>)> {
+            let (key, g) = gamma(key, a);
+            let (key, g32) = gamma(key, b);
+            let (key, s) = beta(key, 2.0, 3.0);
+            let (key, bb) = beta(key, b, c);
+            let (_, steps) = scan(
+                |k, a| {
+                    let (k, x) = gamma(k, a);
+                    (k, x)
+                },
+                outputs_info = [key, None],
+                non_sequences = a,
+                n_steps = 3,
+            );
+            Ok((g, g32, s, bb, steps))
+        }
+
         pub fn repeat(key: i64, n: usize) -> Result<(Array1<f64>, Array1<f64>, Array1<f64>)> {
             let (k, a) = uniform(key, n);
             let (_, b) = uniform(key, n);
@@ -197,6 +216,57 @@ fn draws_of_two_axes_and_scalars_take_elements_in_row_major_order() {
         vec![Value::from(key), Value::from(-2i64), Value::from(4i64)],
     );
     assert!(e.contains("negative length -2"), "{e}");
+}
+
+#[test]
+fn gamma_and_beta_are_the_generators_variates_and_the_evaluators() {
+    let key = 99_i64;
+    let a = Array1::from(vec![0.2, 1.0, 4.5, 50.0]);
+    let b = Array2::from_shape_vec((2, 3), vec![0.5f32, 1.0, 2.0, 3.0, 7.0, 0.05]).unwrap();
+    let c = 1.5f32;
+    let (g, g32, s, bb, steps) = programs::variates(key, a.view(), b.view(), c).unwrap();
+    for j in 0..4 {
+        assert_eq!(g[j], random::gamma_at(key, j as u64, a[j]));
+    }
+    let k1 = random::next_key(key);
+    for ((r, col), &x) in g32.indexed_iter() {
+        assert_eq!(x, random::gamma_at(k1, (r * 3 + col) as u64, b[[r, col]]));
+    }
+    let k2 = random::next_key(k1);
+    assert_eq!(s, random::beta_at(k2, 0, 2.0, 3.0));
+    let k3 = random::next_key(k2);
+    for ((r, col), &x) in bb.indexed_iter() {
+        assert_eq!(x, random::beta_at(k3, (r * 3 + col) as u64, b[[r, col]], c));
+        assert!((0.0..=1.0).contains(&x));
+    }
+    // The loop: step t draws from the key advanced t times after k3's successor.
+    let mut k = random::next_key(k3);
+    for t in 0..3 {
+        for j in 0..4 {
+            assert_eq!(
+                steps[[t, j]],
+                random::gamma_at(k, j as u64, a[j]),
+                "step {t}"
+            );
+        }
+        k = random::next_key(k);
+    }
+    check_evaluator(
+        "variates",
+        vec![
+            Value::from(key),
+            Value::from(a),
+            Value::from(b),
+            Value::from(c),
+        ],
+        vec![
+            Value::from(g),
+            Value::from(g32),
+            Value::from(s),
+            Value::from(bb),
+            Value::from(steps),
+        ],
+    );
 }
 
 #[test]

@@ -550,6 +550,34 @@ pub fn emit_in_place(
                             repr
                         }
                     }
+                    RandomOp::Gamma => {
+                        if ty.rank == 0 {
+                            let a = arg(1).scalar();
+                            body.extend(
+                                quote!(let #ident: #s = #random::gamma_at::<#s>(#key, 0, #a);),
+                            );
+                            Repr::Scalar(ident.clone())
+                        } else {
+                            let a = arg(1).view();
+                            let repr = declare_buffer(&mut setup);
+                            body.extend(quote!(#random::gamma(&mut #ident, #key, #a, #label)?;));
+                            repr
+                        }
+                    }
+                    RandomOp::Beta => {
+                        if ty.rank == 0 {
+                            let (a, b) = (arg(1).scalar(), arg(2).scalar());
+                            body.extend(
+                                quote!(let #ident: #s = #random::beta_at::<#s>(#key, 0, #a, #b);),
+                            );
+                            Repr::Scalar(ident.clone())
+                        } else {
+                            let (a, b) = (arg(1).view(), arg(2).view());
+                            let repr = declare_buffer(&mut setup);
+                            body.extend(quote!(#random::beta(&mut #ident, #key, #a, #b, #label)?;));
+                            repr
+                        }
+                    }
                     RandomOp::Categorical => {
                         let logits = arg(1).view();
                         if ty.rank == 0 {

@@ -82,6 +82,48 @@ fn normal64(key: i64, j: u64) -> f64 {
         }
 }
 
+/// ln of a Gamma(a, 1) variate of element `j` from gamma family `fam` (2 or 3), by
+/// Marsaglia-Tsang as SEMANTICS defines it: attempt k reads counters `[j, 2k, fam]` (the
+/// normal) and `[j, 2k + 1, fam]` (the acceptance uniform, and the boost's for a < 1).
+fn log_gamma(key: i64, fam: u32, j: u64, a: f64) -> f64 {
+    if a.is_nan() || a <= 0.0 {
+        return f64::NAN;
+    }
+    if a == f64::INFINITY {
+        return a;
+    }
+    let k = key as u64;
+    let keys = [(k & 0xFFFF_FFFF) as u32, (k >> 32) as u32];
+    let at = |c: u32| philox([j as u32, (j >> 32) as u32, c, fam], keys, 10);
+    let shape = if a < 1.0 { a + 1.0 } else { a };
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    let mut attempt = 0u32;
+    while attempt < 1 << 31 {
+        let z = at(2 * attempt);
+        let radius = (-2.0 * libm::log(1.0 - uniform64(pair(z[0], z[1])))).sqrt();
+        let x = radius * libm::cos(std::f64::consts::TAU * uniform64(pair(z[2], z[3])));
+        let w = at(2 * attempt + 1);
+        attempt += 1;
+        let t = 1.0 + c * x;
+        if t <= 0.0 {
+            continue;
+        }
+        let v = t * t * t;
+        let u = 1.0 - uniform64(pair(w[0], w[1]));
+        let squeeze = u < 1.0 - 0.0331 * (x * x) * (x * x);
+        if squeeze || libm::log(u) < 0.5 * (x * x) + d * (1.0 - v + libm::log(v)) {
+            let g = libm::log(d * v);
+            return if a < 1.0 {
+                g + libm::log(1.0 - uniform64(pair(w[2], w[3]))) / a
+            } else {
+                g
+            };
+        }
+    }
+    f64::NAN
+}
+
 fn scalar_i64(v: &Value, what: &str, label: &str) -> Result<i64, String> {
     v.scalar_int()
         .ok_or_else(|| format!("IR error: `{label}`: {what} of {}", v.describe()))
@@ -177,6 +219,77 @@ pub fn eval(op: RandomOp, args: &[Value], dtype: DType, label: &str) -> Result<V
                 ))
             }
         },
+        RandomOp::Gamma => {
+            // Element j (row-major) from its own blocks, in f64; f32 rounded once.
+            let draw = |a: &ArrayD<f64>| -> Result<ArrayD<f64>, String> {
+                let flat = a
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &x)| libm::exp(log_gamma(key, 2, j as u64, x)))
+                    .collect();
+                ArrayD::from_shape_vec(a.raw_dim(), flat).map_err(|e| e.to_string())
+            };
+            match second()? {
+                Value::F64(a) => Value::F64(draw(a)?),
+                Value::F32(a) => Value::F32(draw(&a.mapv(f64::from))?.mapv(|x| x as f32)),
+                other => {
+                    return Err(format!(
+                        "IR error: `{label}`: gamma of {}",
+                        other.describe()
+                    ))
+                }
+            }
+        }
+        RandomOp::Beta => {
+            let third = args
+                .get(2)
+                .ok_or_else(|| format!("IR error: `{label}`: beta without b"))?;
+            let (a, b, single) = match (second()?, third) {
+                (Value::F64(a), Value::F64(b)) => (a.clone(), b.clone(), false),
+                (Value::F32(a), Value::F32(b)) => (a.mapv(f64::from), b.mapv(f64::from), true),
+                (a, b) => {
+                    return Err(format!(
+                        "IR error: `{label}`: beta of {} and {}",
+                        a.describe(),
+                        b.describe()
+                    ))
+                }
+            };
+            let shape =
+                super::elemwise::broadcast_shape(&[a.shape(), b.shape()]).ok_or_else(|| {
+                    format!(
+                        "`{label}`: shapes {:?} and {:?} do not broadcast",
+                        a.shape(),
+                        b.shape()
+                    )
+                })?;
+            let (a, b) = (
+                a.broadcast(IxDyn(&shape))
+                    .ok_or("IR error: broadcast")?
+                    .to_owned(),
+                b.broadcast(IxDyn(&shape))
+                    .ok_or("IR error: broadcast")?
+                    .to_owned(),
+            );
+            let flat: Vec<f64> = a
+                .iter()
+                .zip(b.iter())
+                .enumerate()
+                .map(|(j, (&a, &b))| {
+                    let (lx, ly) = (
+                        log_gamma(key, 2, j as u64, a),
+                        log_gamma(key, 3, j as u64, b),
+                    );
+                    1.0 / (1.0 + libm::exp(ly - lx))
+                })
+                .collect();
+            let out = ArrayD::from_shape_vec(IxDyn(&shape), flat).map_err(|e| e.to_string())?;
+            if single {
+                Value::F32(out.mapv(|x| x as f32))
+            } else {
+                Value::F64(out)
+            }
+        }
         RandomOp::Categorical => {
             let logits: ArrayD<f64> = match second()? {
                 Value::F64(a) => a.clone(),

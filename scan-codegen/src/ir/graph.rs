@@ -102,6 +102,12 @@ pub enum RandomOp {
     /// inputs `[key, logits]`, logits a float array of rank >= 1: an i64 index into the
     /// last axis per row, drawn with probabilities `softmax(logits, -1)`.
     Categorical,
+    /// inputs `[key, a]`, a float array (or scalar): Gamma(a, 1) variates of a's shape
+    /// and dtype.
+    Gamma,
+    /// inputs `[key, a, b]`, float arrays of one dtype: Beta(a, b) variates of their
+    /// broadcast shape.
+    Beta,
 }
 
 impl RandomOp {
@@ -113,6 +119,8 @@ impl RandomOp {
             RandomOp::Normal => "normal",
             RandomOp::Bernoulli => "bernoulli",
             RandomOp::Categorical => "categorical",
+            RandomOp::Gamma => "gamma",
+            RandomOp::Beta => "beta",
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Random numbers (docs/SEMANTICS.md, "Random numbers"): `rng_key`, `split`, and the draws
-//! `uniform`, `normal`, `bernoulli`, `categorical`. A key is an i64 scalar, an ordinary
+//! `uniform`, `normal`, `bernoulli`, `categorical`, `gamma`, `beta`. A key is an i64 scalar, an ordinary
 //! value; a draw returns the tuple `(next_key, values)`, two nodes (`RandomOp::DeriveKey`
 //! of the key and the draw itself), so no op has two results.
 
@@ -15,6 +15,8 @@ pub(super) const RANDOM_FUNCTIONS: &[&str] = &[
     "normal",
     "bernoulli",
     "categorical",
+    "gamma",
+    "beta",
 ];
 
 impl Lowerer<'_> {
@@ -101,7 +103,11 @@ impl Lowerer<'_> {
             let id = self.index_operand(args[0], "the seed of `rng_key`")?;
             return Some(single(id));
         }
-        arity(self, if n == "split" { 1 } else { 2 }, 2)?;
+        match n {
+            "split" => arity(self, 1, 2)?,
+            "beta" => arity(self, 3, 3)?,
+            _ => arity(self, 2, 2)?,
+        }
         let key = self.key(args[0])?;
         let random = |this: &mut Self, op: RandomOp, inputs: Vec<NodeId>, ty: Type| {
             this.add(Op::Random(op), inputs, ty, e)
@@ -154,6 +160,29 @@ impl Lowerer<'_> {
                     RandomOp::Bernoulli,
                     vec![key, p],
                     Type::new(DType::Bool, rank),
+                )
+            }
+            "gamma" => {
+                let a = self.float_operand(args[1], "the shape parameter of `gamma`")?;
+                let t = self.graph().ty(a);
+                random(self, RandomOp::Gamma, vec![key, a], t)
+            }
+            "beta" => {
+                let a = self.float_operand(args[1], "the parameter `a` of `beta`")?;
+                let b = self.float_operand(args[2], "the parameter `b` of `beta`")?;
+                // One float dtype for both (numpy's promotion), the larger rank.
+                let (ta, tb) = (self.graph().ty(a), self.graph().ty(b));
+                let dtype = DType::promote(ta.dtype, tb.dtype);
+                let (a, b) = (
+                    self.cast(Value { id: a, weak: false }, dtype, args[1]),
+                    self.cast(Value { id: b, weak: false }, dtype, args[2]),
+                );
+                let rank = ta.rank.max(tb.rank);
+                random(
+                    self,
+                    RandomOp::Beta,
+                    vec![key, a, b],
+                    Type::new(dtype, rank),
                 )
             }
             _ => {
