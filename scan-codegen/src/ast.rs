@@ -198,6 +198,10 @@ pub struct ScanCall {
     pub non_sequences: Vec<Expr>,
     pub n_steps: Option<Expr>,
     pub go_backwards: bool,
+    /// `go_backwards = flag` with anything but a literal: a scalar bool computed where the
+    /// scan is called, which chooses the direction at run time (`go_backwards` is then
+    /// false).
+    pub backwards_flag: Option<Expr>,
     pub strict: bool,
     /// `unroll = k` (1 when not given).
     pub unroll: usize,

@@ -340,6 +340,16 @@ pub fn flag_not_bool(key: &str, found: &str) -> String {
     format!("`{key}` takes `true` or `false`, found `{found}`: the choice is made when compiling")
 }
 
+/// `go_backwards = e` with `e` not a scalar bool.
+pub fn backwards_flag_type(label: &str, found: Type) -> String {
+    let hint = if found.rank > 0 {
+        format!("reduce it to one bool, `any({label})` or `all({label})`")
+    } else {
+        format!("compare it, `{label} != 0`")
+    };
+    format!("`go_backwards` takes a bool: `true` or `false` (chosen when compiling) or a scalar bool value such as a `bool` parameter (chosen at run time), but `{label}` is {}; {hint}", a(found))
+}
+
 pub fn taps_arity() -> String {
     "expected `taps(value, [tap, ..])`".into()
 }
@@ -660,10 +670,42 @@ pub fn dot_ranks(a_ty: Type, b_ty: Type) -> String {
     let hint = if a_ty.rank == 0 || b_ty.rank == 0 {
         "use `*` to scale by a scalar"
     } else {
-        "for arrays of rank 3 or more, loop over the leading axis with `map`, or `reshape` to a matrix"
+        "for a product of stacks of matrices (batched), write `matmul(a, b)`; for arrays of rank 4 or more, loop over the leading axis with `map`, or `reshape`"
     };
     format!(
-        "`dot` multiplies vectors and matrices, found {} and {}; {hint}",
+        "`dot` multiplies vectors, matrices and stacks of matrices (rank 3), at most one of them a stack, found {} and {}; {hint}",
+        a(a_ty),
+        a(b_ty)
+    )
+}
+
+/// `matmul` of operands of rank 0 or above 3.
+pub fn matmul_ranks(a_ty: Type, b_ty: Type) -> String {
+    let hint = if a_ty.rank == 0 || b_ty.rank == 0 {
+        "numpy's `matmul` takes no scalar: use `*` to scale by one"
+    } else {
+        "for arrays of rank 4 or more, loop over the leading axis with `map`, or `reshape` to a stack of matrices"
+    };
+    format!(
+        "`matmul` multiplies vectors, matrices and stacks of matrices (ranks 1 to 3), found {} and {}; {hint}",
+        a(a_ty),
+        a(b_ty)
+    )
+}
+
+/// `tensordot` without its axes, or with axes it does not take.
+pub fn tensordot_axes(found: Option<&str>) -> String {
+    let what = match found {
+        None => "`tensordot` needs its axes: numpy's default of 2 is not supported".to_string(),
+        Some(f) => format!("`tensordot` contracts one axis of each array, found axes `{f}`"),
+    };
+    format!("{what}; write `tensordot(a, b, 1)` (a's last axis with b's first) or `tensordot(a, b, ([i], [j]))` (a's axis i with b's axis j), the axes integer literals")
+}
+
+/// `tensordot` whose contraction has no product kernel.
+pub fn tensordot_ranks(a_ty: Type, b_ty: Type) -> String {
+    format!(
+        "`tensordot` of {} and {} is not supported: the contracted axis is moved last in the first array and first in the second, which then must be a vector or a matrix (`dot`'s ranks: the first of rank 1 to 3, the second of rank 1 or 2); write `matmul` or `dot`, or `reshape` to those ranks",
         a(a_ty),
         a(b_ty)
     )
@@ -674,13 +716,36 @@ pub fn dot_ranks(a_ty: Type, b_ty: Type) -> String {
 // ---------------------------------------------------------------------------------------
 
 pub fn boolean_mask_read(label: &str) -> String {
-    format!("`{label}` is a boolean mask: reading `x[mask]` is not supported; use `where_(mask, x, other)`, or `set_subtensor(x[mask], v)` to write")
+    format!("`{label}` is a boolean mask: it selects on the leading axes by itself, `x[mask]` or `set_subtensor(x[mask], v)`, not inside a tuple index, in `take`, or after other indexing in `set_subtensor`; index in two steps, `x[mask][(.., j)]`")
 }
 
 pub fn index_array_type(found: Type) -> String {
     format!(
-        "an index array is a vector of integers (numpy's `x[idx]`), found {}",
+        "an index array is an array of integers (numpy's `x[idx]`), found {}",
         a(found)
+    )
+}
+
+/// An index array of rank 2 or more written through.
+pub fn scatter_index_rank(found: Type) -> String {
+    format!(
+        "`set_subtensor`/`inc_subtensor` through an index array take a vector of indices, found {}: `reshape` the indices (and the value) to one axis",
+        a(found)
+    )
+}
+
+/// A mask of more axes than the array it indexes.
+pub fn mask_rank(mask: Type, label: &str, x: Type) -> String {
+    format!("the mask is a {mask} but `{label}` is a {x}: a mask covers the leading axes of the array it indexes")
+}
+
+/// A gather whose result would have more axes than supported.
+pub fn gather_rank(x: Type, idx: Type, max: usize) -> String {
+    format!(
+        "indexing {} with {} would make {} axes: at most {max} are supported",
+        a(x),
+        a(idx),
+        x.rank + idx.rank - 1
     )
 }
 

@@ -174,10 +174,27 @@ impl fmt::Display for Error {
                 write!(f, " together in `{what}`")
             }
             Error::Dot { what, left, right } => {
-                // The inner sizes are the last axis of the left operand and the first axis
-                // of the right one (its only axis for a vector).
+                // The inner sizes are the last axis of the left operand and the one before
+                // the last of the right one (its only axis for a vector; a stack of
+                // matrices' rows).
                 let inner_left = left.last().copied().unwrap_or(1);
-                let inner_right = right.first().copied().unwrap_or(1);
+                let inner_right = match right.len() {
+                    0 => 1,
+                    1 => right[0],
+                    r => right[r - 2],
+                };
+                if inner_left == inner_right && left.len() == 3 && right.len() == 3 {
+                    // Two stacks of matrices (`matmul`) whose batch sizes do not broadcast.
+                    return write!(
+                        f,
+                        "cannot compute the matrix product `{what}` of shapes {} and {}: \
+                         batch sizes {} and {} differ and neither is 1",
+                        Shape(left),
+                        Shape(right),
+                        left[0],
+                        right[0]
+                    );
+                }
                 write!(
                     f,
                     "cannot compute the dot product `{what}` of shapes {} and {}: \

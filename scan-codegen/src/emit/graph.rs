@@ -393,6 +393,18 @@ pub fn emit_in_place(
                     }
                 }
             }
+            Op::MatMul => {
+                // numpy's matmul with a stack of matrices on the right.
+                let (a, b) = (arg(0).view(), arg(1).view());
+                let f = match g.ty(node.inputs[0]).rank {
+                    1 => quote!(matmul_vector_stack),
+                    2 => quote!(matmul_matrix_stack),
+                    _ => quote!(matmul_stacks),
+                };
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::#f(&mut #ident, #a, #b, #label)?;));
+                repr
+            }
             Op::Reduce {
                 op: op @ (ReduceOp::Max | ReduceOp::Min),
                 axis: None,
@@ -745,7 +757,19 @@ pub fn emit_in_place(
             Op::Take { axis } => {
                 let (x, idx) = (arg(0).view(), arg(1).view());
                 let repr = declare_buffer(&mut setup);
-                body.extend(quote!(#rt::kernels::take(&mut #ident, #x, #idx, #axis, #label)?;));
+                // An index array of rank 2 or more gives its axes to the result.
+                let kernel = if g.ty(node.inputs[1]).rank == 1 {
+                    quote!(take)
+                } else {
+                    quote!(take_nd)
+                };
+                body.extend(quote!(#rt::kernels::#kernel(&mut #ident, #x, #idx, #axis, #label)?;));
+                repr
+            }
+            Op::MaskTake => {
+                let (x, mask) = (arg(0).view(), arg(1).view());
+                let repr = declare_buffer(&mut setup);
+                body.extend(quote!(#rt::kernels::mask_take(&mut #ident, #x, #mask, #label)?;));
                 repr
             }
             Op::Scatter { axis, inc } => {

@@ -123,7 +123,7 @@ pub fn chunkable_sequences(
             continue;
         };
         // The interchanged and the lanes loops read their sequences' views themselves.
-        if op.go_backwards || op.interchange || op.lanes {
+        if op.go_backwards || op.backwards_flag || op.interchange || op.lanes {
             continue;
         }
         for (i, s) in op.sequences.iter().enumerate() {
@@ -191,6 +191,12 @@ pub fn emit(
         body.extend(quote! {
             let #a = #rt::kernels::sequence_steps(#what, #l, &[#(#taps),*])?;
         });
+    }
+    // A run-time direction (`go_backwards = flag`), read once before the loop.
+    let backwards = format_ident!("{}backwards", prefix);
+    if let Some(k) = op.backwards_flag_input() {
+        let flag = args[k].scalar();
+        body.extend(quote!(let #backwards: bool = #flag;));
     }
     let n_value = match op.n_steps_input() {
         Some(k) => {
@@ -404,7 +410,9 @@ pub fn emit(
             .rank;
         for tap in &s.taps {
             let offset = (tap + past) as usize;
-            let pos = if op.go_backwards {
+            let pos = if op.backwards_flag {
+                quote!((if #backwards { #a - 1 - #t + #offset } else { #t + #offset }))
+            } else if op.go_backwards {
                 quote!((#a - 1 - #t + #offset))
             } else {
                 quote!((#t + #offset))

@@ -214,7 +214,7 @@ pub fn take(x: &Value, idx: &Value, axis: usize, label: &str) -> Result<Value, S
             idx.describe()
         ));
     };
-    if idx.ndim() != 1 || axis >= x.rank() {
+    if idx.ndim() == 0 || axis >= x.rank() {
         return Err(format!(
             "IR error: `{label}`: take of {} on axis {axis}",
             x.describe()
@@ -235,13 +235,65 @@ pub fn take(x: &Value, idx: &Value, axis: usize, label: &str) -> Result<Value, S
         }
         rows.push(j as usize);
     }
-    let mut shape = x.shape().to_vec();
-    shape[axis] = rows.len();
+    // x's axes before `axis`, idx's, x's after; `rows` is idx in row-major order.
+    let r = idx.ndim();
+    let mut shape = x.shape()[..axis].to_vec();
+    shape.extend_from_slice(idx.shape());
+    shape.extend_from_slice(&x.shape()[axis + 1..]);
+    let flat_at = |at: &[usize]| {
+        at[axis..axis + r]
+            .iter()
+            .zip(idx.shape())
+            .fold(0, |acc, (&i, &n)| acc * n + i)
+    };
     Ok(
         map_array!(x, a => ArrayD::from_shape_fn(IxDyn(&shape), |at| {
-            let mut at = at.clone();
-            at[axis] = rows[at[axis]];
-            a[at]
+            let at = at.slice();
+            let mut source = at[..axis].to_vec();
+            source.push(rows[flat_at(at)]);
+            source.extend_from_slice(&at[axis + r..]);
+            a[IxDyn(&source)]
+        })),
+    )
+}
+
+/// numpy's `x[mask]`: the elements (rows, for a mask of fewer axes) of `x` where `mask`,
+/// of the shape of x's leading axes, is true, in row-major order: `[count, x's other
+/// axes]`.
+pub fn mask_take(x: &Value, mask: &Value, label: &str) -> Result<Value, String> {
+    let Value::Bool(mask) = mask else {
+        return Err(format!(
+            "IR error: `{label}`: a mask of {}",
+            mask.describe()
+        ));
+    };
+    let k = mask.ndim();
+    if k == 0 || k > x.rank() {
+        return Err(format!(
+            "IR error: `{label}`: mask read of {}",
+            x.describe()
+        ));
+    }
+    if mask.shape() != &x.shape()[..k] {
+        return Err(format!(
+            "`{label}`: a mask of shape {:?} does not fit an array of shape {:?}",
+            mask.shape(),
+            x.shape()
+        ));
+    }
+    let picked: Vec<Vec<usize>> = mask
+        .indexed_iter()
+        .filter(|(_, &m)| m)
+        .map(|(at, _)| at.slice().to_vec())
+        .collect();
+    let mut shape = vec![picked.len()];
+    shape.extend_from_slice(&x.shape()[k..]);
+    Ok(
+        map_array!(x, a => ArrayD::from_shape_fn(IxDyn(&shape), |at| {
+            let at = at.slice();
+            let mut source = picked[at[0]].clone();
+            source.extend_from_slice(&at[1..]);
+            a[IxDyn(&source)]
         })),
     )
 }

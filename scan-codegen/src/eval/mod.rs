@@ -310,6 +310,10 @@ fn eval_node(
             arity(2)?;
             ops::dot(&args[0], &args[1], label)?
         }
+        Op::MatMul => {
+            arity(2)?;
+            ops::matmul(&args[0], &args[1], label)?
+        }
         Op::Reduce { op, axis } => {
             arity(1)?;
             ops::reduce(*op, *axis, &args[0], dtype, label)?
@@ -351,6 +355,10 @@ fn eval_node(
         Op::Take { axis } => {
             arity(2)?;
             assemble::take(&args[0], &args[1], *axis, label)?
+        }
+        Op::MaskTake => {
+            arity(2)?;
+            assemble::mask_take(&args[0], &args[1], label)?
         }
         Op::Scatter { axis, inc } => {
             arity(3)?;

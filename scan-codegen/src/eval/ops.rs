@@ -77,6 +77,79 @@ fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<Ar
         .map_err(|e| e.to_string())
 }
 
+/// numpy's `matmul(a, b)` with `b` a stack of matrices `[nb, k, p]` and `a` a vector
+/// (promoted to one row, removed after), a matrix (one matrix for every product) or a
+/// stack `[na, m, k]` (a batch of 1 broadcasts). Integers wrap.
+pub fn matmul(a: &Value, b: &Value, label: &str) -> Result<Value, String> {
+    match (a, b) {
+        (Value::I32(x), Value::I32(y)) => matmul_arrays(x, y, label).map(Value::I32),
+        (Value::I64(x), Value::I64(y)) => matmul_arrays(x, y, label).map(Value::I64),
+        (Value::F32(x), Value::F32(y)) => matmul_arrays(x, y, label).map(Value::F32),
+        (Value::F64(x), Value::F64(y)) => matmul_arrays(x, y, label).map(Value::F64),
+        _ => Err(format!(
+            "IR error: `{label}`: matmul of {} and {}",
+            a.describe(),
+            b.describe()
+        )),
+    }
+}
+
+fn matmul_arrays<T: Number>(
+    a: &ArrayD<T>,
+    b: &ArrayD<T>,
+    label: &str,
+) -> Result<ArrayD<T>, String> {
+    let (na, m, k) = match *a.shape() {
+        [k] => (1, 1, k),
+        [m, k] => (1, m, k),
+        [n, m, k] => (n, m, k),
+        _ => return Err(bad_dot_ranks(a.shape(), b.shape(), label)),
+    };
+    let [nb, k2, p] = *b.shape() else {
+        return Err(bad_dot_ranks(a.shape(), b.shape(), label));
+    };
+    if k != k2 {
+        return Err(format!(
+            "`{label}`: matmul of shapes {:?} and {:?}: inner sizes {k} and {k2} differ",
+            a.shape(),
+            b.shape()
+        ));
+    }
+    if !(na == nb || na == 1 || nb == 1) {
+        return Err(format!(
+            "`{label}`: matmul of shapes {:?} and {:?}: batch sizes {na} and {nb} differ",
+            a.shape(),
+            b.shape()
+        ));
+    }
+    let n = if na == 1 { nb } else { na };
+    // a[i, r, q] with the vector or matrix seen as a stack of one.
+    let a_at = |i: usize, r: usize, q: usize| match a.ndim() {
+        1 => a[[q]],
+        2 => a[[r, q]],
+        _ => a[[i, r, q]],
+    };
+    let mut out = Vec::with_capacity(n * m * p);
+    for i in 0..n {
+        let (ia, ib) = (if na == 1 { 0 } else { i }, if nb == 1 { 0 } else { i });
+        for r in 0..m {
+            for c in 0..p {
+                let mut acc = T::zero();
+                for q in 0..k {
+                    acc = acc.add(a_at(ia, r, q).mul(b[[ib, q, c]]));
+                }
+                out.push(acc);
+            }
+        }
+    }
+    let shape = if a.ndim() == 1 {
+        vec![n, p]
+    } else {
+        vec![n, m, p]
+    };
+    ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())
+}
+
 fn bad_dot_ranks(a: &[usize], b: &[usize], label: &str) -> String {
     format!("IR error: `{label}`: dot of shapes {a:?} and {b:?} (ranks must be 1 or 2, or 3 on the left)")
 }

@@ -41,6 +41,17 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         ));
     }
 
+    // The direction: a literal, or a run-time flag (the last outer input).
+    let backwards = match op.backwards_flag_input() {
+        Some(k) => inputs[k].scalar_bool().ok_or_else(|| {
+            format!(
+                "IR error: {who}: the go_backwards flag is {}",
+                inputs[k].describe()
+            )
+        })?,
+        None => op.go_backwards,
+    };
+
     // The sequences and the number of steps. A sequence read as the loop index is
     // `arange(n)` given by its `n`: made here, as the reference does not optimize.
     let sequences: Vec<Value> = op
@@ -191,7 +202,7 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         let mut args = Vec::with_capacity(op.step.inputs.len());
         for ((seq, info), value) in op.sequences.iter().zip(&infos).zip(sequences) {
             // go_backwards reverses each tap's window: step t reads from the end.
-            let base = if op.go_backwards {
+            let base = if backwards {
                 info.len - info.span - 1 - t
             } else {
                 t

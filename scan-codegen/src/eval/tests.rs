@@ -153,6 +153,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         non_sequences: vec![],
         has_n_steps: false,
         go_backwards: false,
+        backwards_flag: false,
         has_until: false,
         interchange: false,
         lanes: false,

@@ -261,8 +261,14 @@ pub enum Op {
     Elemwise(ElemOp),
     /// inputs: `[x]`; converts to the node's dtype.
     Cast,
-    /// inputs: [a, b]; vector/matrix products by rank.
+    /// inputs: [a, b]; vector/matrix products by rank (a rank-3 left operand: numpy's
+    /// `dot` over its last axis, a stack of matrices by a vector or a matrix).
     Dot,
+    /// inputs: `[a, b]`, `b` a stack of matrices `[n, k, p]`; numpy's `matmul(a, b)` with
+    /// `a` a vector `[k]` (result `[n, p]`), a matrix `[m, k]` (`[n, m, p]`: the matrix
+    /// times each of b's) or a stack `[n, m, k]` (`[n, m, p]`, product by product; a batch
+    /// size of 1 on either side broadcasts). The other rank pairs of `matmul` are `Dot`s.
+    MatMul,
     /// inputs: `[x]`; over every element (`axis: None`) or one axis.
     Reduce {
         op: ReduceOp,
@@ -320,13 +326,19 @@ pub enum Op {
     /// inputs: `[x]`, a matrix; PyTensor's `identity_like(x)`: a matrix of x's shape and
     /// dtype with ones (true) on the diagonal, zeros elsewhere.
     IdentityLike,
-    /// inputs: `[x, idx]`, idx an i64 vector; numpy's `take(x, idx, axis)` (and `x[idx]`,
-    /// `x[(.., idx)]`): x's rows along `axis` at the indices, negative counting from the end
-    /// (out of range: an `Err` naming the expression, the index and the length). A copy of
-    /// x's rank, `idx.len()` long on `axis`.
+    /// inputs: `[x, idx]`, idx an i64 array (rank 1 or more); numpy's `take(x, idx, axis)`
+    /// (and `x[idx]`, `x[(.., idx)]`): x's rows along `axis` at the indices, negative
+    /// counting from the end (out of range: an `Err` naming the expression, the index and
+    /// the length). A copy: x's axes before `axis`, idx's axes, x's axes after `axis` (of
+    /// x's rank, `idx.len()` long on `axis`, for a vector).
     Take {
         axis: usize,
     },
+    /// inputs: `[x, mask]`, mask a bool array of x's leading axes' shape (checked at run
+    /// time); numpy's `x[mask]`: the elements (rows, for a mask of fewer axes) where the
+    /// mask is true, in row-major order, `[count, x's other axes]`: a copy whose length is
+    /// known only at run time.
+    MaskTake,
     /// inputs: `[x, value, idx]`, idx an i64 vector; numpy's `x[.., idx, ..] = value` on
     /// `axis` (`inc`: PyTensor's `inc_subtensor(x[idx], value)`, which adds once per
     /// occurrence of an index, as `np.add.at`): a copy of x whose rows `idx[k]` along

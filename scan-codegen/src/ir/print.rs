@@ -25,6 +25,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Elemwise(e) => e.name().to_string(),
             Op::Cast => "cast".to_string(),
             Op::Dot => "dot".to_string(),
+            Op::MatMul => "matmul".to_string(),
             Op::Reduce { op, axis } => match axis {
                 Some(a) => format!("{}(axis={a})", op.name()),
                 None => op.name().to_string(),
@@ -44,6 +45,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::IdentityLike => "identity_like".to_string(),
             Op::Linalg(op) => op.describe(),
             Op::Take { axis } => format!("take(axis={axis})"),
+            Op::MaskTake => "take_mask".to_string(),
             Op::MaskSet { inc } => if *inc { "inc_mask" } else { "set_mask" }.to_string(),
             Op::Scatter { axis, inc } => format!(
                 "{}(axis={axis})",
@@ -103,7 +105,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     outs.join(", "),
                     s.non_sequences.len(),
                     s.has_n_steps,
-                    s.go_backwards,
+                    if s.backwards_flag { "flag".to_string() } else { s.go_backwards.to_string() },
                     s.has_until,
                     if s.interchange { " interchange" } else { "" },
                     if s.lanes { " lanes" } else { "" },

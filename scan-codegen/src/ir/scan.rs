@@ -3,7 +3,8 @@
 //!
 //! Outer inputs of a scan node, in order: the sequences, the initial states of the
 //! recurrent outputs (SITSOT and MITSOT, in output order), the non-sequences (explicit,
-//! then implicit captures), and `n_steps` last when given.
+//! then implicit captures), `n_steps` when given, and the run-time `go_backwards` flag last
+//! when there is one.
 //!
 //! Inner graph inputs, in the step's argument order: every tap of every sequence, every tap
 //! of every recurrent output, then the non-sequences. Inner graph outputs: one value per
@@ -98,6 +99,10 @@ pub struct ScanOp {
     pub non_sequences: Vec<NonSequence>,
     pub has_n_steps: bool,
     pub go_backwards: bool,
+    /// The direction is a run-time bool (`go_backwards = flag`), the scan's last outer
+    /// input, read before the loop (`go_backwards` is then false). A rewrite that depends on
+    /// the direction handles both or leaves such a scan alone.
+    pub backwards_flag: bool,
     pub has_until: bool,
     /// Run "element chunks outer, steps inner": set by the loop-interchange rewrite on a
     /// recurrence whose step is elementwise (see `rewrite/loop_interchange.rs`). It does
@@ -145,8 +150,18 @@ impl ScanOp {
             .then(|| self.first_non_sequence_input() + self.non_sequences.len())
     }
 
+    /// Position among the outer inputs of the run-time direction flag, when there is one.
+    pub fn backwards_flag_input(&self) -> Option<usize> {
+        self.backwards_flag.then(|| {
+            self.first_non_sequence_input() + self.non_sequences.len() + self.has_n_steps as usize
+        })
+    }
+
     pub fn n_outer_inputs(&self) -> usize {
-        self.first_non_sequence_input() + self.non_sequences.len() + self.has_n_steps as usize
+        self.first_non_sequence_input()
+            + self.non_sequences.len()
+            + self.has_n_steps as usize
+            + self.backwards_flag as usize
     }
 
     /// Position among the step's inputs of the first tap of sequence `index`.

@@ -20,12 +20,14 @@ enum Target {
 }
 
 /// The most axes a value may have (ndarray's largest static dimension, `Ix6`).
-const MAX_RANK: usize = 6;
+pub(super) const MAX_RANK: usize = 6;
 
 /// Every callable name, for the "unknown function" message.
 const OTHER_FUNCTIONS: &[&str] = &[
     "powi",
     "dot",
+    "matmul",
+    "tensordot",
     "sum",
     "max",
     "min",
@@ -129,6 +131,23 @@ impl Lowerer<'_> {
                 let a = self.value(&args[0]);
                 let b = self.value(&args[1]);
                 self.dot(a?, b?, e)
+            }
+            "matmul" => {
+                check(self, arity(2, 2))?;
+                let a = self.value(&args[0]);
+                let b = self.value(&args[1]);
+                self.matmul(a?, b?, e)
+            }
+            "tensordot" => {
+                if args.len() == 2 {
+                    self.diag
+                        .error(e.span, crate::messages::tensordot_axes(None));
+                    return None;
+                }
+                check(self, arity(3, 3))?;
+                let a = self.value(&args[0]);
+                let b = self.value(&args[1]);
+                self.tensordot(a?, b?, &args[2], e)
             }
             "sum" | "max" | "min" | "mean" | "prod" | "all" | "any" | "argmax" | "argmin"
             | "var" | "std" | "logsumexp" => {
@@ -428,7 +447,7 @@ impl Lowerer<'_> {
                     );
                     return Some(Value { id, weak: x.weak });
                 }
-                Some(self.gather(x, idx, axis, e))
+                self.gather(x, idx, axis, e)
             }
             "slice" => {
                 self.diag.error(
@@ -640,12 +659,18 @@ impl Lowerer<'_> {
         }
     }
 
+    /// numpy's `dot(a, b)`: vectors and matrices, a stack of matrices (rank 3) by a vector
+    /// or a matrix (over its last axis), and a vector or a matrix by a stack (`a`'s last
+    /// axis with the stack's second to last: a vector gives `[n, p]` as `matmul` does, a
+    /// matrix `[m, n, p]`, `matmul`'s `[n, m, p]` with its first two axes swapped).
     fn dot(&mut self, a: Value, b: Value, e: &Expr) -> Option<Value> {
         let (ta, tb) = (self.ty(a), self.ty(b));
         let rank = match (ta.rank, tb.rank) {
             (1, 1) => 0,
             (1, 2) | (2, 1) => 1,
-            (2, 2) => 2,
+            (2, 2) | (1, 3) => 2,
+            (3, 1) => 2,
+            (3, 2) | (2, 3) => 3,
             _ => {
                 self.diag.error(e.span, crate::messages::dot_ranks(ta, tb));
                 return None;
@@ -657,10 +682,138 @@ impl Lowerer<'_> {
             return None;
         }
         let inputs = vec![self.cast(a, dtype, e), self.cast(b, dtype, e)];
+        if tb.rank == 3 {
+            let id = self.add(Op::MatMul, inputs, Type::new(dtype, rank), e);
+            if ta.rank == 2 {
+                let t = Type::new(dtype, 3);
+                let id = self.add(
+                    Op::Permute {
+                        axes: vec![1, 0, 2],
+                    },
+                    vec![id],
+                    t,
+                    e,
+                );
+                return Some(Value { id, weak: false });
+            }
+            return Some(Value { id, weak: false });
+        }
         Some(Value {
             id: self.add(Op::Dot, inputs, Type::new(dtype, rank), e),
             weak: false,
         })
+    }
+
+    /// numpy's `matmul(a, b)` (`a @ b`) of ranks 1 to 3: the matrix product of the last two
+    /// axes, leading (batch) axes broadcast; a vector is promoted to a row (left) or a
+    /// column (right) and that axis removed. Where it equals `dot` (no stack on the right)
+    /// it is `Dot`, else `MatMul`.
+    fn matmul(&mut self, a: Value, b: Value, e: &Expr) -> Option<Value> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        if !(1..=3).contains(&ta.rank) || !(1..=3).contains(&tb.rank) {
+            self.diag
+                .error(e.span, crate::messages::matmul_ranks(ta, tb));
+            return None;
+        }
+        let dtype = self.promote(&[a, b]);
+        if !dtype.is_number() {
+            self.diag
+                .error(e.span, "`matmul` expects numbers, found bool");
+            return None;
+        }
+        let (op, rank) = match (ta.rank, tb.rank) {
+            (1, 1) => (Op::Dot, 0),
+            (1, 2) | (2, 1) => (Op::Dot, 1),
+            (2, 2) | (3, 1) => (Op::Dot, 2),
+            (3, 2) => (Op::Dot, 3),
+            (1, 3) => (Op::MatMul, 2),
+            _ => (Op::MatMul, 3),
+        };
+        let inputs = vec![self.cast(a, dtype, e), self.cast(b, dtype, e)];
+        let id = self.add(op, inputs, Type::new(dtype, rank), e);
+        Some(Value { id, weak: false })
+    }
+
+    /// numpy's `tensordot(a, b, axes)` contracting one axis of each: `axes` is `1` (a's
+    /// last with b's first) or `([i], [j])` / `(i, j)` (a's axis i with b's axis j). The
+    /// contracted axes are moved (views) to a's end and b's front, then it is `dot`, whose
+    /// ranks it takes: a of rank 1 to 3, b (after the move) a vector or a matrix. Shapes in
+    /// its errors are those of the moved views.
+    fn tensordot(&mut self, a: Value, b: Value, axes: &Expr, e: &Expr) -> Option<Value> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        let literal = |x: &Expr| -> Option<i64> {
+            let x = match &x.kind {
+                ExprKind::List(items) if items.len() == 1 => &items[0],
+                _ => x,
+            };
+            match &x.kind {
+                ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
+                ExprKind::Unary("-", inner) => match &inner.kind {
+                    ExprKind::Lit(Lit::Int(v, _)) => Some(-*v),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let pair = match &axes.kind {
+            ExprKind::Lit(Lit::Int(1, _)) => Some((None, None)),
+            ExprKind::Tuple(items) | ExprKind::List(items) if items.len() == 2 => {
+                match (literal(&items[0]), literal(&items[1])) {
+                    (Some(i), Some(j)) => Some((Some((i, &items[0])), Some((j, &items[1])))),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((i, j)) = pair else {
+            self.diag.error(
+                axes.span,
+                crate::messages::tensordot_axes(Some(&axes.label)),
+            );
+            return None;
+        };
+        if ta.rank == 0 || tb.rank == 0 || ta.rank > 3 || tb.rank > 2 {
+            self.diag
+                .error(e.span, crate::messages::tensordot_ranks(ta, tb));
+            return None;
+        }
+        // An axis given as a literal, checked against the rank (negative from the end).
+        let axis_of = |this: &mut Self, given: Option<(i64, &Expr)>, t: Type, last: bool| {
+            let Some((v, x)) = given else {
+                return Some(if last { t.rank - 1 } else { 0 });
+            };
+            let rank = t.rank as i64;
+            let k = if v < 0 { v + rank } else { v };
+            if k < 0 || k >= rank {
+                this.diag.error(
+                    x.span,
+                    format!(
+                        "axis {v} is out of range for a {t} (valid: {}..{rank})",
+                        -rank
+                    ),
+                );
+                return None;
+            }
+            Some(k as usize)
+        };
+        let (i, j) = (axis_of(self, i, ta, true)?, axis_of(self, j, tb, false)?);
+        // a's axis i last, b's axis j first: views.
+        let moved = |this: &mut Self, x: Value, axes: Vec<usize>| {
+            if axes.iter().enumerate().all(|(k, &a)| k == a) {
+                return x;
+            }
+            let t = this.ty(x);
+            let id = this.add(Op::Permute { axes }, vec![x.id], t, e);
+            Value { id, weak: x.weak }
+        };
+        let a_axes: Vec<usize> = (0..ta.rank).filter(|&k| k != i).chain([i]).collect();
+        let b_axes: Vec<usize> = [j]
+            .into_iter()
+            .chain((0..tb.rank).filter(|&k| k != j))
+            .collect();
+        let a = moved(self, a, a_axes);
+        let b = moved(self, b, b_axes);
+        self.dot(a, b, e)
     }
 
     fn reduce(&mut self, op: ReduceOp, x: Value, axis: Option<&Expr>, e: &Expr) -> Option<Value> {
@@ -927,15 +1080,18 @@ impl Lowerer<'_> {
         {
             // numpy's `x[mask] = v`: the mask covers x's leading axes.
             if vt.rank > xt.rank {
-                self.diag.error(
-                    idx.span,
-                    format!("the mask is a {vt} but `{}` is a {xt}: a mask covers the leading axes of the array it indexes", base.label),
-                );
+                self.diag
+                    .error(idx.span, crate::messages::mask_rank(vt, &base.label, xt));
                 return None;
             }
             return Some(Target::Mask { x, mask: v });
         }
         if self.is_index_array(v, idx, false)? {
+            if vt.rank > 1 {
+                self.diag
+                    .error(idx.span, crate::messages::scatter_index_rank(vt));
+                return None;
+            }
             if axis >= self.ty(x).rank {
                 let t = self.ty(x);
                 self.diag

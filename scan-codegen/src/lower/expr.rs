@@ -261,9 +261,9 @@ impl Lowerer<'_> {
         Some(self.cast(v, DType::I64, e))
     }
 
-    /// Whether `v` is an index array (an integer vector: a gather, numpy's `x[idx]`); an
-    /// error spanned on `e` for a boolean or higher-rank array, or when `writing` (the
-    /// target of `set_subtensor`).
+    /// Whether `v` is an index array (an integer array: a gather, numpy's `x[idx]`); an
+    /// error spanned on `e` for a boolean or float array (a mask read alone is the caller's),
+    /// or when `writing` (the target of `set_subtensor`).
     pub(super) fn is_index_array(&mut self, v: Value, e: &Expr, writing: bool) -> Option<bool> {
         let t = self.ty(v);
         if t.rank == 0 {
@@ -273,7 +273,7 @@ impl Lowerer<'_> {
             self.diag.error(e.span, msg::boolean_mask_read(&e.label));
             return None;
         }
-        if !t.dtype.is_int() || t.rank > 1 {
+        if !t.dtype.is_int() {
             self.diag.error(e.span, msg::index_array_type(t));
             return None;
         }
@@ -300,14 +300,40 @@ impl Lowerer<'_> {
         })
     }
 
-    /// numpy's `take(x, idx, axis)` of an integer vector `idx` (any integer dtype, read as
-    /// i64): x's rows along `axis` at those indices, negative from the end; one out of range
-    /// is an `Err` naming the expression `e`.
-    pub(super) fn gather(&mut self, x: Value, idx: Value, axis: usize, e: &Expr) -> Value {
+    /// numpy's `take(x, idx, axis)` of an integer array `idx` (any integer dtype, read as
+    /// i64): x's rows along `axis` at those indices, negative from the end, idx's axes in
+    /// place of `axis`; one out of range is an `Err` naming the expression `e`.
+    pub(super) fn gather(&mut self, x: Value, idx: Value, axis: usize, e: &Expr) -> Option<Value> {
+        let (t, it) = (self.ty(x), self.ty(idx));
+        let rank = t.rank + it.rank - 1;
+        if rank > super::call::MAX_RANK {
+            self.diag
+                .error(e.span, msg::gather_rank(t, it, super::call::MAX_RANK));
+            return None;
+        }
         let idx = self.cast(idx, DType::I64, e);
-        let t = self.ty(x);
-        let id = self.add(Op::Take { axis }, vec![x.id, idx], t, e);
-        Value { id, weak: x.weak }
+        let id = self.add(Op::Take { axis }, vec![x.id, idx], t.with_rank(rank), e);
+        Some(Value { id, weak: x.weak })
+    }
+
+    /// numpy's `x[mask]` read: `mask` (a bool array, lowered from `m`) covers x's leading
+    /// axes; the elements or rows where it is true, `[count, x's other axes]`.
+    fn mask_take(
+        &mut self,
+        x: Value,
+        mask: Value,
+        m: &Expr,
+        base: &Expr,
+        e: &Expr,
+    ) -> Option<Value> {
+        let (t, mt) = (self.ty(x), self.ty(mask));
+        if mt.rank > t.rank {
+            self.diag.error(m.span, msg::mask_rank(mt, &base.label, t));
+            return None;
+        }
+        let ty = t.with_rank(1 + t.rank - mt.rank);
+        let id = self.add(Op::MaskTake, vec![x.id, mask.id], ty, e);
+        Some(Value { id, weak: false })
     }
 
     /// `x[i][a..b]...` -> the base value and each step with its operands. A gather
@@ -318,14 +344,21 @@ impl Lowerer<'_> {
             ExprKind::Index(base, idx) => {
                 let (b, mut path) = self.path(base, writing)?;
                 let v = self.value(idx)?;
-                if self.is_index_array(v, idx, writing)? {
+                let vt = self.ty(v);
+                let mask = vt.dtype == DType::Bool && vt.rank > 0 && !writing;
+                if mask || self.is_index_array(v, idx, writing)? {
                     let x = self.view_of(b, path, base)?;
                     if self.ty(x).rank == 0 {
                         self.diag
                             .error(e.span, msg::too_many_indices_scalar(&base.label));
                         return None;
                     }
-                    return Some((self.gather(x, v, 0, e), Vec::new()));
+                    let read = if mask {
+                        self.mask_take(x, v, idx, base, e)?
+                    } else {
+                        self.gather(x, v, 0, e)?
+                    };
+                    return Some((read, Vec::new()));
                 }
                 let i = self.scalar_index(v, idx, "an index")?;
                 path.push((PathStep::Index, vec![i]));
@@ -440,7 +473,7 @@ impl Lowerer<'_> {
                         self.diag.error(e.span, msg::too_many_indices(t));
                         return None;
                     }
-                    return Some((self.gather(x, idx, axis, e), Vec::new()));
+                    return Some((self.gather(x, idx, axis, e)?, Vec::new()));
                 }
                 Some((b, path))
             }

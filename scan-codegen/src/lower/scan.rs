@@ -213,6 +213,17 @@ impl Lowerer<'_> {
             .n_steps
             .as_ref()
             .map(|e| self.index_operand(e, "n_steps"));
+        // The direction, when it is a run-time bool: a scalar bool where the scan is called.
+        let backwards_flag = call.backwards_flag.as_ref().map(|e| {
+            let v = self.value(e)?;
+            let t = self.ty(v);
+            if t != Type::scalar(DType::Bool) {
+                self.diag
+                    .error(e.span, msg::backwards_flag_type(&e.label, t));
+                return None;
+            }
+            Some(v.id)
+        });
         if n_steps.is_none() && sequences.is_empty() && call.sequences.is_empty() {
             // An incomplete call (an argument lost to an error) may have meant some.
             if !call.incomplete {
@@ -287,6 +298,11 @@ impl Lowerer<'_> {
         } else if let Some(None) = n_steps {
             ok = false;
         }
+        match backwards_flag {
+            Some(Some(flag)) => outer_inputs.push(flag),
+            Some(None) => ok = false,
+            None => {}
+        }
         let result_types: Vec<Type> = results.iter().map(|id| step.ty(*id)).collect();
         if let Some(cond) = until {
             results.push(cond);
@@ -303,6 +319,7 @@ impl Lowerer<'_> {
             non_sequences,
             has_n_steps: n_steps.is_some(),
             go_backwards: call.go_backwards,
+            backwards_flag: backwards_flag.is_some(),
             has_until: until.is_some(),
             interchange: false,
             lanes: false,

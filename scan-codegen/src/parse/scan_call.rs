@@ -121,6 +121,7 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
         non_sequences: Vec::new(),
         n_steps: None,
         go_backwards: kind == ScanKind::Foldr,
+        backwards_flag: None,
         strict: false,
         name: None,
         unroll: 1,
@@ -171,7 +172,17 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
             }
             "go_backwards" => {
                 seen.push(("go_backwards", at));
-                out.go_backwards = bool_literal("go_backwards", value, diag).unwrap_or(false);
+                // A literal chooses when compiling; any other value is a run-time bool.
+                match value {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Bool(b),
+                        ..
+                    }) => out.go_backwards = b.value,
+                    other => {
+                        out.backwards_flag = expr(other, diag);
+                        incomplete |= out.backwards_flag.is_none();
+                    }
+                }
             }
             "strict" => {
                 seen.push(("strict", at));

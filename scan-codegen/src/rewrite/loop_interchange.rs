@@ -21,6 +21,7 @@
 //! - the taps reach back at most [`MAX_ROWS`] rows in all (each output holds `max|tap| + 1`
 //!   rows of one chunk in local arrays on the stack, 128 bytes each).
 //!
+//! A direction chosen at run time (`go_backwards = flag`) is left to the ordinary loop.
 //! Any keep (save-mem), taps of any depth and `go_backwards` are fine: the flag changes the
 //! loop's order, not what it computes; each element sees the same operations in the same
 //! order, so results are bit-identical. The emitter also falls back to the ordinary loop
@@ -62,6 +63,9 @@ pub fn eligible(op: &ScanOp) -> Result<(), String> {
     let step = &op.step;
     if op.has_until {
         return Err("`until` depends on every element".to_string());
+    }
+    if op.backwards_flag {
+        return Err("the direction is chosen at run time".to_string());
     }
     if !op.outputs.iter().any(|o| o.is_recurrent()) {
         return Err("no recurrent output".to_string());
@@ -162,6 +166,32 @@ mod tests {
         assert!(ir.contains("until=false interchange"), "{ir}");
         for n in [0i64, 1, 2, 7] {
             assert_same_results(POWER, "power", &[vec1(&[1.5, -0.5, 2.0]), Value::from(n)]);
+        }
+    }
+
+    /// A direction chosen at run time stays with the ordinary loop (a literal one
+    /// interchanges).
+    #[test]
+    fn a_run_time_direction_does_not_fire() {
+        let src = |dir: &str| {
+            format!(
+                "pub fn f(u: ArrayView2<f64>, x0: ArrayView1<f64>, back: bool) -> Result<Array2<f64>> {{
+                    let x = scan(|u_t, x| x * 0.5 + u_t, sequences = u, outputs_info = x0, go_backwards = {dir});
+                    Ok(x)
+                }}"
+            )
+        };
+        assert!(fires(&src("true")));
+        assert!(!fires(&src("back")));
+        let u = Value::from(ndarray::Array2::from_shape_fn((4, 2), |(i, j)| {
+            i as f64 - j as f64
+        }));
+        for back in [false, true] {
+            assert_same_results(
+                &src("back"),
+                "f",
+                &[u.clone(), vec1(&[1.0, -1.0]), Value::from(back)],
+            );
         }
     }
 

@@ -85,10 +85,17 @@ fn mergeable(g: &Graph, a: NodeId, b: NodeId) -> Option<String> {
         || oa.interchange
         || ob.interchange
         || oa.go_backwards != ob.go_backwards
+        || oa.backwards_flag != ob.backwards_flag
         || oa.unroll != ob.unroll
         || oa.max_steps != ob.max_steps
     {
         return None;
+    }
+    // A run-time direction: the same flag node, or no merge.
+    if let (Some(fa), Some(fb)) = (oa.backwards_flag_input(), ob.backwards_flag_input()) {
+        if na.inputs[fa] != nb.inputs[fb] {
+            return None;
+        }
     }
     let mut why = match (oa.n_steps_input(), ob.n_steps_input()) {
         (Some(ka), Some(kb)) => {
@@ -133,6 +140,12 @@ fn mergeable(g: &Graph, a: NodeId, b: NodeId) -> Option<String> {
     }
     if oa.go_backwards {
         why.push_str(", backwards");
+    }
+    if let Some(f) = oa.backwards_flag_input() {
+        why.push_str(&format!(
+            ", backwards when {}",
+            short(&g.node(na.inputs[f]).label)
+        ));
     }
     Some(why)
 }
@@ -199,6 +212,7 @@ fn merge(g: &mut Graph, a: NodeId, b: NodeId) {
         inputs.extend_from_slice(&nb.inputs[rb]);
     }
     inputs.extend(oa.n_steps_input().map(|k| na.inputs[k]));
+    inputs.extend(oa.backwards_flag_input().map(|k| na.inputs[k]));
     let op = merged_op(oa, ob);
     debug_assert_eq!(inputs.len(), op.n_outer_inputs());
     let before = oa.outputs.len();
@@ -248,6 +262,7 @@ fn merged_op(oa: &ScanOp, ob: &ScanOp) -> ScanOp {
         non_sequences: [oa.non_sequences.clone(), ob.non_sequences.clone()].concat(),
         has_n_steps: oa.has_n_steps,
         go_backwards: oa.go_backwards,
+        backwards_flag: oa.backwards_flag,
         has_until: false,
         interchange: false,
         lanes: false,
@@ -495,6 +510,48 @@ mod tests {
         }";
         let (_, fired) = apply(src, Pass::Merge);
         assert!(fired.is_empty(), "{fired:?}");
+    }
+
+    /// A direction chosen at run time: the same flag node merges (the merged loop reads
+    /// it), another flag or a literal does not.
+    #[test]
+    fn a_run_time_direction_merges_only_with_the_same_flag() {
+        let same = "pub fn f(u: ArrayView1<f64>, back: bool) -> Result<(Array1<f64>, Array1<f64>)> {
+            let a = scan(|u_tm1, u_t, s| s + u_t * u_tm1, sequences = taps(u, [-1, 0]), outputs_info = 0.0, go_backwards = back);
+            let b = scan(|u_tm1, u_t| u_t - u_tm1, sequences = taps(u, [-1, 0]), go_backwards = back);
+            Ok((a, b))
+        }";
+        let (ir, fired) = apply(same, Pass::Merge);
+        assert!(
+            fired
+                .iter()
+                .any(|f| f.ends_with("backwards when `back`: one loop")),
+            "{fired:?}"
+        );
+        assert_eq!(loops(&ir), 1, "{ir}");
+        assert!(ir.contains("go_backwards=flag"), "{ir}");
+        for back in [false, true] {
+            for n in [0, 1, 2, 5] {
+                let u: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).sin()).collect();
+                assert_same_results(same, "f", &[vec1(&u), Value::from(back)]);
+            }
+        }
+        for other in [
+            "go_backwards = fwd",
+            "go_backwards = true",
+            "go_backwards = false",
+            "go_backwards = !back",
+        ] {
+            let src = format!(
+                "pub fn f(u: ArrayView1<f64>, back: bool, fwd: bool) -> Result<(Array1<f64>, Array1<f64>)> {{
+                    let a = scan(|u_t, s| s + u_t, sequences = u, outputs_info = 0.0, go_backwards = back);
+                    let b = scan(|u_t, s| s * u_t, sequences = u, outputs_info = 1.0, {other});
+                    Ok((a, b))
+                }}"
+            );
+            let (_, fired) = apply(&src, Pass::Merge);
+            assert!(fired.is_empty(), "{other}: {fired:?}");
+        }
     }
 
     #[test]

@@ -58,7 +58,9 @@ fn runs_one_step(g: &Graph, id: NodeId) -> bool {
         .n_steps_input()
         .and_then(|k| node.inputs.get(k))
         .is_some_and(|&n| matches!(g.node(n).op, Op::Const(Literal::Int(1))));
-    if !one || op.max_steps == Some(0) || op.sequences.iter().any(|s| s.arange) {
+    // A run-time direction is left to the loop (the row a tap reads depends on it).
+    if !one || op.backwards_flag || op.max_steps == Some(0) || op.sequences.iter().any(|s| s.arange)
+    {
         return false;
     }
     // The scan is read only through its results, each of which gets one row of the
@@ -449,6 +451,23 @@ mod tests {
             for n in 0..6 {
                 assert_same_results(&src, "f", &[mat(n, 2, 0.1), ramp(n.min(2))]);
                 assert_same_results(&src, "f", &[mat(5, 2, 0.1), ramp(n)]);
+            }
+        }
+    }
+
+    /// A direction chosen at run time picks the row a tap reads: left to the loop.
+    #[test]
+    fn a_run_time_direction_is_left_to_the_loop() {
+        let src = "pub fn f(u: ArrayView2<f64>, back: bool) -> Result<Array2<f64>> {
+            let y = scan(|a, b| a * 10.0 + b, sequences = taps(u, [-1, 1]), n_steps = 1, go_backwards = back);
+            Ok(y)
+        }";
+        let (ir, fired) = apply(src, Pass::OneStep);
+        assert!(fired.is_empty(), "{fired:?}");
+        assert!(!inlined(&ir), "{ir}");
+        for back in [false, true] {
+            for n in 0..5 {
+                assert_same_results(src, "f", &[mat(n, 2, 0.1), Value::from(back)]);
             }
         }
     }

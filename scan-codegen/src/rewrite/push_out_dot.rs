@@ -244,6 +244,7 @@ fn operand(op: &ScanOp, j: usize, x: NodeId) -> Operand {
         && !op.has_n_steps
         && !op.has_until
         && !op.go_backwards
+        && !op.backwards_flag
         && op.max_steps.is_none()
         && step.inputs.first() == Some(&value);
     let stack = if whole_sequence {

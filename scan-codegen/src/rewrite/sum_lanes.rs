@@ -52,6 +52,9 @@ pub fn eligible(op: &ScanOp) -> Result<(), String> {
     if op.has_until {
         return Err("`until` stops at one step".to_string());
     }
+    if op.backwards_flag {
+        return Err("the direction is chosen at run time".to_string());
+    }
     if op.outputs.is_empty() {
         return Err("no output".to_string());
     }

@@ -300,6 +300,102 @@ pub fn take<T: Element, D: RemoveAxis>(
     Ok(())
 }
 
+/// numpy's `take(x, idx, axis)` (`x[idx]` on axis 0) with an index array `idx` of any
+/// rank: `out` has x's axes before `axis`, then idx's, then x's after `axis`
+/// (`idx.shape + x.shape[1..]` on axis 0), element `[.., j.., ..]` being x's row `idx[j..]`
+/// along `axis`. The errors of [`take`].
+pub fn take_nd<T: Element, D: RemoveAxis, Di: Dimension, Do: Dimension>(
+    out: &mut Array<T, Do>,
+    x: ArrayView<'_, T, D>,
+    idx: ArrayView<'_, i64, Di>,
+    axis: usize,
+    what: &str,
+) -> Result<()> {
+    let Some(&len) = x.shape().get(axis) else {
+        return Err(invalid(
+            what,
+            format!("no axis {axis} in an array of shape {:?}", x.shape()),
+        ));
+    };
+    for &i in &idx {
+        resolve(i, len, what)?;
+    }
+    let mut dim = zeros_of_rank::<Do>(x.ndim() + idx.ndim() - 1, what)?;
+    let shape = dim.slice_mut();
+    shape[..axis].copy_from_slice(&x.shape()[..axis]);
+    shape[axis..axis + idx.ndim()].copy_from_slice(idx.shape());
+    shape[axis + idx.ndim()..].copy_from_slice(&x.shape()[axis + 1..]);
+    try_ensure_shape(what, out, dim)?;
+    // The result seen with idx's axes as one: x's shape with idx.len() rows on `axis`.
+    let mut rows = x.raw_dim();
+    rows[axis] = idx.len();
+    let Ok(mut flat) = out.view_mut().into_shape_with_order(rows) else {
+        return Err(invalid(what, "the result is not contiguous".to_string()));
+    };
+    for (k, &i) in idx.iter().enumerate() {
+        let src = x.index_axis(Axis(axis), resolve(i, len, what)?);
+        let dst = flat.index_axis_mut(Axis(axis), k);
+        Zip::from(dst).and(&src).for_each(|o, &v| *o = v);
+    }
+    Ok(())
+}
+
+/// numpy's `x[mask]` read: `mask`, a bool array of the shape of `x`'s leading axes,
+/// selects elements (rows, for a mask of fewer axes); `out` is them in row-major order,
+/// `[count, x's other axes]`, its length known only now. `Err(InvalidArgument)` naming
+/// `what` and both shapes when the mask's shape is not that of x's leading axes.
+pub fn mask_take<T: Element, D: Dimension, Dm: Dimension, Do: Dimension>(
+    out: &mut Array<T, Do>,
+    x: ArrayView<'_, T, D>,
+    mask: ArrayView<'_, bool, Dm>,
+    what: &str,
+) -> Result<()> {
+    let k = mask.ndim();
+    if k > x.ndim() || mask.shape() != &x.shape()[..k] {
+        return Err(invalid(
+            what,
+            format!(
+                "a mask of shape {:?} does not fit an array of shape {:?} (it covers the leading axes)",
+                mask.shape(),
+                x.shape()
+            ),
+        ));
+    }
+    let mut dim = zeros_of_rank::<Do>(1 + x.ndim() - k, what)?;
+    let shape = dim.slice_mut();
+    shape[0] = mask.iter().filter(|&&m| m).count();
+    shape[1..].copy_from_slice(&x.shape()[k..]);
+    try_ensure_shape(what, out, dim)?;
+    let x = x.into_dyn();
+    let mut out = out.view_mut().into_dyn();
+    let mut row = 0;
+    for (at, &m) in mask.into_dyn().indexed_iter() {
+        if !m {
+            continue;
+        }
+        let mut src = x.view();
+        for j in 0..k {
+            src = src.index_axis_move(Axis(0), at[j]);
+        }
+        let dst = out.index_axis_mut(Axis(0), row);
+        Zip::from(dst).and(&src).for_each(|o, &v| *o = v);
+        row += 1;
+    }
+    Ok(())
+}
+
+/// A dimension of `n` axes, or `Err(InvalidArgument)` naming `what` when `D` has another
+/// fixed number of axes (generated code never asks for one).
+fn zeros_of_rank<D: Dimension>(n: usize, what: &str) -> Result<D> {
+    match D::NDIM {
+        Some(fixed) if fixed != n => Err(invalid(
+            what,
+            format!("a result of {n} axes in an array of {fixed}"),
+        )),
+        _ => Ok(D::zeros(n)),
+    }
+}
+
 /// Index `i` of an axis of length `len` (negative from the end), or
 /// `Err(IndexOutOfBounds)` naming `what`.
 fn resolve(i: i64, len: usize, what: &str) -> Result<usize> {

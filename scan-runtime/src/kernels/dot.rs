@@ -244,6 +244,76 @@ pub fn dot_stack_v<T: Number>(
     Ok(())
 }
 
+/// `out = a @ b` (numpy's `matmul`) for stacks of matrices `a` of shape `(na, m, k)` and
+/// `b` of shape `(nb, k, p)`: `out[i] = a[i] · b[i]`, `(n, m, p)`, each product through
+/// [`Number::gemm`]. The batch sizes are equal or one of them is 1 (that matrix serves
+/// every product, numpy's broadcasting); otherwise, or when the inner sizes differ, an
+/// `Err(Dot)` naming `what` and both shapes.
+pub fn matmul_stacks<T: Number>(
+    out: &mut Array3<T>,
+    a: ArrayView3<'_, T>,
+    b: ArrayView3<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let ((na, m, k), (nb, k2, p)) = (a.dim(), b.dim());
+    if k != k2 || !(na == nb || na == 1 || nb == 1) {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    if nb == 1 && na != 1 {
+        // One matrix on the right: the stack's product by it (one GEMM when contiguous).
+        return dot_stack_m(out, a, b.index_axis_move(Axis(0), 0), what);
+    }
+    let n = if na == 1 { nb } else { na };
+    ensure_shape(out, Ix3(n, m, p));
+    for (i, o) in out.outer_iter_mut().enumerate() {
+        let a_i = a.index_axis(Axis(0), if na == 1 { 0 } else { i });
+        T::gemm(o, a_i, b.index_axis(Axis(0), i), what)?;
+    }
+    Ok(())
+}
+
+/// `out = a @ b` (numpy's `matmul`) for a matrix `a` `(m, k)` and a stack of matrices `b`
+/// `(n, k, p)`: the matrix times each of the stack's, `(n, m, p)`. Inner sizes that differ
+/// are an `Err(Dot)` naming `what` and both shapes.
+pub fn matmul_matrix_stack<T: Number>(
+    out: &mut Array3<T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView3<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let ((m, k), (n, k2, p)) = (a.dim(), b.dim());
+    if k != k2 {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    ensure_shape(out, Ix3(n, m, p));
+    for (o, b_i) in out.outer_iter_mut().zip(b.outer_iter()) {
+        T::gemm(o, a, b_i, what)?;
+    }
+    Ok(())
+}
+
+/// `out = a @ b` (numpy's `matmul`) for a vector `a` of length `k` and a stack of matrices
+/// `b` `(n, k, p)`: the vector times each matrix, `(n, p)` (numpy promotes the vector to a
+/// row and removes that axis). Inner sizes that differ are an `Err(Dot)` naming `what` and
+/// both shapes.
+pub fn matmul_vector_stack<T: Number>(
+    out: &mut Array2<T>,
+    a: ArrayView1<'_, T>,
+    b: ArrayView3<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let (n, k, p) = b.dim();
+    if a.len() != k {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    ensure_shape(out, Ix2(n, p));
+    let row = a.insert_axis(Axis(0));
+    for (o, b_i) in out.outer_iter_mut().zip(b.outer_iter()) {
+        T::gemm(o.insert_axis(Axis(0)), row, b_i, what)?;
+    }
+    Ok(())
+}
+
 /// How [`dot_sum`] names things in errors, as the loop it replaces named them: the product
 /// `p_t · q_t`, the accumulator (its initial state, in backticks) and its step expression.
 #[derive(Clone, Copy, Debug)]

@@ -26,15 +26,17 @@ pub mod steps;
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
 pub use array_trace::{ArrayTrace, Slot, SlotRow};
 pub use assemble::{
-    broadcast_to, concatenate, diag, diagonal, identity_like, mask_add, mask_set, scatter,
-    scatter_add, slice_step_at, slice_step_at_mut, squeeze, stack, take, triangle,
+    broadcast_to, concatenate, diag, diagonal, identity_like, mask_add, mask_set, mask_take,
+    scatter, scatter_add, slice_step_at, slice_step_at_mut, squeeze, stack, take, take_nd,
+    triangle,
 };
 pub use buffer::{
     broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
 };
 pub use dot::{
     check_dot_stack, chunk_steps, dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm,
-    dot_vv, project_chunk, DotSumScratch, DotSumText, CHUNK_BYTES,
+    dot_vv, matmul_matrix_stack, matmul_stacks, matmul_vector_stack, project_chunk, DotSumScratch,
+    DotSumText, CHUNK_BYTES,
 };
 pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{
