@@ -117,6 +117,16 @@ mod ops {
             Ok(ys)
         }
 
+        /// `arange(n)` outside any scan.
+        pub fn count_to(n: i64) -> Result<Array1<i64>> {
+            Ok(arange(n))
+        }
+
+        /// `zeros((n, n))`.
+        pub fn square_zeros(n: i64) -> Result<Array2<f64>> {
+            Ok(zeros((n, n)))
+        }
+
         /// The tutorial's power: the last row of a scan of k steps.
         pub fn power(a: ArrayView1<f64>, k: i64) -> Result<Array1<f64>> {
             let result = scan(|prior, a| prior * a, outputs_info = ones_like(a), non_sequences = a, n_steps = k);
@@ -394,6 +404,47 @@ fn n_steps_too_large_for_an_output_buffer() {
         "count",
         vec![Value::from(i64::MAX)],
         &[&i64::MAX.to_string()],
+    );
+}
+
+#[test]
+fn results_too_large_to_allocate_are_errs_naming_the_expression_and_the_shape() {
+    // 2^40 elements (8 TiB of f64 or i64): each kernel that sizes its result from run-time
+    // lengths asks for the memory first, so the call returns an Err instead of the
+    // process aborting on "memory allocation failed". (The evaluator is not asked: it
+    // would try to allocate them.)
+    let n = 1i64 << 20;
+    let e = expect_err("arange(2^40)", || ops::count_to(n * n));
+    assert_names(
+        &e,
+        &["arange(n)"],
+        &["[1099511627776]", "cannot be allocated"],
+    );
+    let e = expect_err("zeros((2^20, 2^20))", || ops::square_zeros(n));
+    assert_names(
+        &e,
+        &["zeros((n, n))"],
+        &["[1048576, 1048576]", "cannot be allocated"],
+    );
+    // A product and a broadcast whose results, not operands, are too large.
+    let column = Array2::<f64>::zeros((1 << 20, 1));
+    let row = Array2::<f64>::zeros((1, 1 << 20));
+    let e = expect_err("(2^20, 1) . (1, 2^20)", || {
+        ops::matmul(column.view(), row.view())
+    });
+    assert_names(
+        &e,
+        &["a.dot(b)"],
+        &["[1048576, 1048576]", "cannot be allocated"],
+    );
+    let vector = Array1::<f64>::zeros(1 << 20);
+    let e = expect_err("(2^20, 1) + (2^20,)", || {
+        ops::add(column.view(), vector.view())
+    });
+    assert_names(
+        &e,
+        &["a + b"],
+        &["[1048576, 1048576]", "cannot be allocated"],
     );
 }
 

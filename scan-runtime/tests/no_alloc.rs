@@ -258,7 +258,7 @@ fn kernels_do_not_allocate_with_ready_buffers() {
         )
         .unwrap();
         kernels::fill_like(&mut out2, a.view(), 0.0);
-        kernels::arange(&mut ar, 5).unwrap();
+        kernels::arange(&mut ar, 5, "arange(5)").unwrap();
         let _ = kernels::sequence_steps("u", 10, &[-2, 0]).unwrap();
         let _ = kernels::check_n_steps(4).unwrap();
         kernels::check_steps_available("u", 10, &[-2, 0], 8).unwrap();

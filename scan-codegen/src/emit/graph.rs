@@ -631,7 +631,7 @@ pub fn emit_in_place(
             Op::Arange => {
                 let n = arg(0).scalar();
                 let repr = declare_buffer(&mut setup);
-                body.extend(quote!(#rt::kernels::arange(&mut #ident, #n)?;));
+                body.extend(quote!(#rt::kernels::arange(&mut #ident, #n, #label)?;));
                 repr
             }
             Op::Subtensor { path } => {

@@ -334,15 +334,15 @@ pub struct SlotRow<'a, 'w, T, D> {
 
 impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for SlotRow<'a, '_, T, D> {
     #[inline]
-    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
-        match self.prepare_elems(shape)? {
+    fn prepare(self, shape: D, what: &str) -> Result<ArrayViewMut<'a, T, D>> {
+        match self.prepare_elems(shape, what)? {
             Prepared::View(v) => Ok(v),
             Prepared::Elems(e) => e.into_view(),
         }
     }
 
     #[inline]
-    fn prepare_elems(self, shape: D) -> Result<Prepared<'a, T, D>> {
+    fn prepare_elems(self, shape: D, _what: &str) -> Result<Prepared<'a, T, D>> {
         super::steps::check_step_shape(self.output, self.result, self.dim.slice(), shape.slice())?;
         Ok(Prepared::Elems(Uninit::new(
             self.elems,

@@ -31,14 +31,15 @@ pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
 /// shape first), or a row of a scan's output ([`Row`]) that the step writes directly.
 pub trait Destination<'a, T, D: Dimension>: Sized {
     /// A view of the result's shape to write every element of, or `Err` when the
-    /// destination cannot hold that shape.
-    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>>;
+    /// destination cannot hold that shape (a buffer of the kernel's own: `Err` naming
+    /// `what`, the expression, when that shape cannot be allocated).
+    fn prepare(self, shape: D, what: &str) -> Result<ArrayViewMut<'a, T, D>>;
 
     /// As [`Self::prepare`], for a kernel that writes every element of a contiguous output
     /// itself: a destination whose memory is not initialised yet (a trace's new row) hands
     /// over its elements as they are, so that nothing is written twice.
-    fn prepare_elems(self, shape: D) -> Result<Prepared<'a, T, D>> {
-        self.prepare(shape).map(Prepared::View)
+    fn prepare_elems(self, shape: D, what: &str) -> Result<Prepared<'a, T, D>> {
+        self.prepare(shape, what).map(Prepared::View)
     }
 }
 
@@ -115,9 +116,10 @@ pub(crate) fn as_slots<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
 pub(crate) fn prepare_fast_first<'a, T: Element, D: Dimension>(
     out: impl Destination<'a, T, D>,
     shape: D,
+    what: &str,
     fast: impl FnOnce(&mut [MaybeUninit<T>], &[usize]) -> bool,
 ) -> Result<Option<ArrayViewMut<'a, T, D>>> {
-    match out.prepare_elems(shape)? {
+    match out.prepare_elems(shape, what)? {
         Prepared::View(mut view) => {
             let dim = view.raw_dim();
             if let Some(elems) = view.as_slice_mut() {
@@ -137,7 +139,7 @@ pub(crate) fn prepare_fast_first<'a, T: Element, D: Dimension>(
 /// A view already prepared (a kernel's general path after its fast one declined).
 impl<'a, T, D: Dimension> Destination<'a, T, D> for ArrayViewMut<'a, T, D> {
     #[inline]
-    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
+    fn prepare(self, shape: D, _what: &str) -> Result<ArrayViewMut<'a, T, D>> {
         if self.shape() == shape.slice() {
             Ok(self)
         } else {
@@ -155,8 +157,8 @@ impl<'a, T, D: Dimension> Destination<'a, T, D> for ArrayViewMut<'a, T, D> {
 
 impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for &'a mut Array<T, D> {
     #[inline]
-    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
-        ensure_shape(self, shape);
+    fn prepare(self, shape: D, what: &str) -> Result<ArrayViewMut<'a, T, D>> {
+        try_ensure_shape(what, self, shape)?;
         Ok(self.view_mut())
     }
 }
@@ -184,7 +186,7 @@ impl<'a, 'w, T, D> Row<'a, 'w, T, D> {
 
 impl<'a, T, D: Dimension> Destination<'a, T, D> for Row<'a, '_, T, D> {
     #[inline]
-    fn prepare(self, shape: D) -> Result<ArrayViewMut<'a, T, D>> {
+    fn prepare(self, shape: D, _what: &str) -> Result<ArrayViewMut<'a, T, D>> {
         super::steps::check_step_shape(self.output, self.result, self.view.shape(), shape.slice())?;
         Ok(self.view)
     }

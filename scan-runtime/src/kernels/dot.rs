@@ -24,7 +24,7 @@ use ndarray::{
 
 use crate::element::Number;
 use crate::error::{Error, Result};
-use crate::kernels::buffer::{ensure_shape, Destination};
+use crate::kernels::buffer::{ensure_shape, try_ensure_shape, Destination};
 
 /// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
 /// `"loops"` (neither feature).
@@ -90,7 +90,7 @@ pub fn dot_vm<'o, T: Number>(
     if a.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    let out = out.prepare(Ix1(n))?;
+    let out = out.prepare(Ix1(n), what)?;
     T::gemm(out.insert_axis(Axis(0)), a.insert_axis(Axis(0)), b, what)
 }
 
@@ -105,7 +105,7 @@ pub fn dot_mv<'o, T: Number>(
     if b.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    let out = out.prepare(Ix1(m))?;
+    let out = out.prepare(Ix1(m), what)?;
     T::gemm(out.insert_axis(Axis(1)), a, b.insert_axis(Axis(1)), what)
 }
 
@@ -120,7 +120,7 @@ pub fn dot_mm<'o, T: Number>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    let out = out.prepare(Ix2(m, n))?;
+    let out = out.prepare(Ix2(m, n), what)?;
     T::gemm(out, a, b, what)
 }
 
@@ -137,7 +137,7 @@ pub fn dot_stack_m<T: Number>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix3(t, m, n));
+    try_ensure_shape(what, out, Ix3(t, m, n))?;
     if a.is_standard_layout() {
         if let (Ok(a2), Ok(o2)) = (
             a.into_shape_with_order((t * m, k)),
@@ -198,7 +198,7 @@ pub fn project_chunk<T: Number>(
     }
     let end = start.saturating_add(chunk).min(t);
     let rows = end.saturating_sub(start);
-    ensure_shape(out, Ix3(chunk, m, n));
+    try_ensure_shape(what, out, Ix3(chunk, m, n))?;
     let a = a.slice_axis(Axis(0), ndarray::Slice::from(start.min(end)..end));
     let mut out = out.slice_axis_mut(Axis(0), ndarray::Slice::from(0..rows));
     if a.is_standard_layout() {
@@ -228,7 +228,7 @@ pub fn dot_stack_v<T: Number>(
     if b.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix2(t, m));
+    try_ensure_shape(what, out, Ix2(t, m))?;
     let b = b.insert_axis(Axis(1));
     if a.is_standard_layout() {
         if let (Ok(a2), Ok(o2)) = (
@@ -264,7 +264,7 @@ pub fn matmul_stacks<T: Number>(
         return dot_stack_m(out, a, b.index_axis_move(Axis(0), 0), what);
     }
     let n = if na == 1 { nb } else { na };
-    ensure_shape(out, Ix3(n, m, p));
+    try_ensure_shape(what, out, Ix3(n, m, p))?;
     for (i, o) in out.outer_iter_mut().enumerate() {
         let a_i = a.index_axis(Axis(0), if na == 1 { 0 } else { i });
         T::gemm(o, a_i, b.index_axis(Axis(0), i), what)?;
@@ -285,7 +285,7 @@ pub fn matmul_matrix_stack<T: Number>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix3(n, m, p));
+    try_ensure_shape(what, out, Ix3(n, m, p))?;
     for (o, b_i) in out.outer_iter_mut().zip(b.outer_iter()) {
         T::gemm(o, a, b_i, what)?;
     }
@@ -306,7 +306,7 @@ pub fn matmul_vector_stack<T: Number>(
     if a.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    ensure_shape(out, Ix2(n, p));
+    try_ensure_shape(what, out, Ix2(n, p))?;
     let row = a.insert_axis(Axis(0));
     for (o, b_i) in out.outer_iter_mut().zip(b.outer_iter()) {
         T::gemm(o.insert_axis(Axis(0)), row, b_i, what)?;
@@ -431,7 +431,7 @@ fn sum_of_products<T: Number>(
         if t == 0 {
             T::gemm(out.view_mut(), p_t, q_t, what)?;
         } else {
-            ensure_shape(product, out.raw_dim());
+            try_ensure_shape(what, product, out.raw_dim())?;
             T::gemm(product.view_mut(), p_t, q_t, what)?;
             Zip::from(&mut out)
                 .and(&*product)

@@ -321,7 +321,7 @@ where
         Some(x) => slices1(o, (x,), &f),
         None => row_slices1(o, sh, (a.view(),), &f),
     };
-    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
         return Ok(());
     };
     if rows1(&mut out, (a.view(),), &f) {
@@ -353,7 +353,7 @@ where
             (Some(x), Some(y)) => slices2(o, (x, y), &f),
             _ => row_slices2(o, sh, (a.view(), b.view()), &f),
         };
-    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
         return Ok(());
     };
     if rows2(&mut out, (a.view(), b.view()), &f) {
@@ -394,7 +394,7 @@ where
         (Some(x), Some(y), Some(z)) => slices3(o, (x, y, z), &f),
         _ => row_slices3(o, sh, (a.view(), b.view(), c.view()), &f),
     };
-    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
         return Ok(());
     };
     if rows3(&mut out, (a.view(), b.view(), c.view()), &f) {
@@ -441,7 +441,7 @@ where
         (Some(x), Some(y), Some(z), Some(w)) => slices4(o, (x, y, z, w), &f),
         _ => row_slices4(o, sh, (a.view(), b.view(), c.view(), d.view()), &f),
     };
-    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
         return Ok(());
     };
     if rows4(&mut out, (a.view(), b.view(), c.view(), d.view()), &f) {
@@ -502,7 +502,7 @@ where
             &f,
         ),
     };
-    let Some(mut out) = prepare_fast_first(out, shape, fast)? else {
+    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
         return Ok(());
     };
     if rows5(

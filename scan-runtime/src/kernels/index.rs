@@ -9,7 +9,7 @@ use ndarray::{
 
 use crate::element::{Element, Number};
 use crate::error::{Error, Result};
-use crate::kernels::buffer::ensure_shape;
+use crate::kernels::buffer::{ensure_shape, try_ensure_shape};
 
 /// `a[i]` on axis 0, removing it. `Err(IndexOutOfBounds)` naming `what` unless
 /// `-len <= i < len`.
@@ -174,7 +174,7 @@ pub fn full<T: Element, D: Dimension>(
             "the shape {dims:?} has more elements than an array can hold"
         )));
     }
-    ensure_shape(out, dim);
+    try_ensure_shape(what, out, dim)?;
     out.fill(value);
     Ok(())
 }
@@ -232,7 +232,7 @@ pub fn reshape<T: Element, D: Dimension, Dx: Dimension>(
     } else if known != total {
         return Err(mismatch());
     }
-    ensure_shape(out, dim);
+    try_ensure_shape(what, out, dim)?;
     for (o, &v) in out.iter_mut().zip(x.iter()) {
         *o = v;
     }
@@ -249,9 +249,9 @@ pub fn eye<T: Number>(out: &mut Array2<T>, n: i64, what: &str) -> Result<()> {
 
 /// `out = [0, 1, ..., n - 1]`; empty when `n <= 0`. `Err(InvalidArgument)` when `n` is more
 /// elements than an array can hold.
-pub fn arange(out: &mut Array1<i64>, n: i64) -> Result<()> {
+pub fn arange(out: &mut Array1<i64>, n: i64, what: &str) -> Result<()> {
     let len = arange_len(n)?;
-    ensure_shape(out, Ix1(len));
+    try_ensure_shape(what, out, Ix1(len))?;
     for (i, o) in out.iter_mut().enumerate() {
         *o = i as i64;
     }
@@ -565,13 +565,13 @@ mod tests {
     #[test]
     fn arange_values() {
         let mut out = Array1::<i64>::zeros(0);
-        arange(&mut out, 4).unwrap();
+        arange(&mut out, 4, "arange(n)").unwrap();
         assert_eq!(out, array![0, 1, 2, 3]);
-        arange(&mut out, 0).unwrap();
+        arange(&mut out, 0, "arange(n)").unwrap();
         assert_eq!(out.len(), 0);
-        arange(&mut out, -3).unwrap();
+        arange(&mut out, -3, "arange(n)").unwrap();
         assert_eq!(out.len(), 0);
-        let e = arange(&mut out, i64::MAX).unwrap_err();
+        let e = arange(&mut out, i64::MAX, "arange(n)").unwrap_err();
         assert!(matches!(e, Error::InvalidArgument { .. }));
         assert_eq!(
             e.to_string(),

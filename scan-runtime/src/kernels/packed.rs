@@ -511,7 +511,7 @@ macro_rules! packed_impl {
                 if !self.packed || w.dim() != (self.k, self.n) || k != self.k {
                     return super::dot::dot_mm(out, a, w, what);
                 }
-                let mut out = out.prepare(Ix2(m, self.n))?;
+                let mut out = out.prepare(Ix2(m, self.n), what)?;
                 self.product(a, &mut out, false);
                 Ok(())
             }
@@ -527,7 +527,7 @@ macro_rules! packed_impl {
                 if !self.packed || w.dim() != (self.k, self.n) || a.len() != self.k {
                     return super::dot::dot_vm(out, a, w, what);
                 }
-                let out = out.prepare(Ix1(self.n))?;
+                let out = out.prepare(Ix1(self.n), what)?;
                 self.product(a.insert_axis(Axis(0)), &mut out.insert_axis(Axis(0)), false);
                 Ok(())
             }

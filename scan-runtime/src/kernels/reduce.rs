@@ -248,7 +248,7 @@ macro_rules! map_then_extreme {
             ));
             true
         };
-        match prepare_fast_first($out, shape, fast)? {
+        match prepare_fast_first($out, shape, $map_what, fast)? {
             None => best.ok_or_else(|| empty_error($what)),
             // Otherwise (broadcasting, strides, nothing to reduce): the map, then the
             // reduction over its operands and its result.
