@@ -214,6 +214,23 @@ mod programs {
             Ok((ps, xs, lds))
         }
 
+        /// Factorisations with several results in the step (one node, read through its
+        /// parts) and singular values: eigh of a symmetric matrix, qr and svdvals of a tall
+        /// one.
+        pub fn spectral(m: ArrayView3<f64>, t: ArrayView3<f64>)
+            -> Result<(Array2<f64>, Array1<f64>, Array2<f64>)>
+        {
+            Ok(scan(
+                |m_t, t_t| {
+                    let (w, v) = eigh(m_t + m_t.t());
+                    let (q, r) = qr(t_t);
+                    (w + v.sum(), q.sum() + r.sum(), svdvals(t_t))
+                },
+                sequences = [m, t],
+                outputs_info = [None, None, None],
+            ))
+        }
+
         /// A nested scan whose inner loop runs over a vector state (a SITSOT of rank 1).
         pub fn nested_vector(m: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>) -> Result<Array2<f64>> {
             let hs = scan(
@@ -311,6 +328,34 @@ fn cholesky_and_solves_in_a_step() {
         "riccati",
         vec![u.into(), p0.into(), q.into(), r.into()],
         vec![ps.into(), xs.into(), lds.into()],
+    );
+}
+
+#[test]
+fn eigh_qr_and_singular_values_in_a_step() {
+    // Pseudo-random elements (a matrix of sines has a low rank: repeated eigenvalues,
+    // whose eigenvectors are not unique, and columns whose reflections are rounding).
+    let stack = |n: usize, rows: usize, cols: usize, seed: usize| {
+        Array3::from_shape_fn((n, rows, cols), |(t, i, j)| {
+            let k = t * rows * cols + i * cols + j + seed;
+            ((k * 7919 + 13) % 1009) as f64 / 1009.0 - 0.5
+        })
+    };
+    assert_allocations_independent_of_steps("spectral", |n| {
+        let (m, t) = (stack(n, 6, 6, 1), stack(n, 7, 4, 2));
+        move || {
+            let out = programs::spectral(m.view(), t.view()).unwrap();
+            assert_eq!(out.2.dim(), (n, 4));
+            out
+        }
+    });
+    let (m, t) = (stack(5, 6, 6, 1), stack(5, 7, 4, 2));
+    let (w, s, sv) = programs::spectral(m.view(), t.view()).unwrap();
+    second_opinion(
+        programs::SOURCE,
+        "spectral",
+        vec![m.into(), t.into()],
+        vec![w.into(), s.into(), sv.into()],
     );
 }
 

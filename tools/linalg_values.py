@@ -50,3 +50,44 @@ show("slogdet(a)", np.linalg.slogdet(A))
 show("f32 solve(g, b)", sl.solve(G.astype(np.float32), b.astype(np.float32)))
 show("f32 cholesky(a)", sl.cholesky(A.astype(np.float32), lower=True))
 show("f32 det(g)", np.linalg.det(G.astype(np.float32)))
+
+# eigh, qr, svd (the second batch of issue 8).
+# Symmetric indefinite, its upper triangle garbage: eigh reads the lower one by default
+# (UPLO="L"); with UPLO="U" the matrix S above (lower triangle garbage).
+E = np.array([[2.0, 99.0, 99.0], [-1.0, 3.0, 99.0], [0.5, 1.5, -1.0]])
+T = np.array([[1.0, 2.0, 0.0], [-1.0, 0.5, 3.0], [2.0, 1.0, 1.0], [0.0, -2.0, 4.0]])  # tall
+W = np.array([[1.0, -2.0, 3.0, 0.5], [2.0, 0.0, -1.0, 1.0]])  # wide
+
+
+def signed(v):
+    """Each column's component of largest magnitude (the first within sqrt(eps) of it)
+    made positive: the sign convention of scan's eigh (numpy's signs are LAPACK's)."""
+    v = v.copy()
+    eps = np.sqrt(np.finfo(v.dtype).eps)
+    for j in range(v.shape[1]):
+        col = v[:, j]
+        big = np.abs(col).max()
+        first = np.argmax(np.abs(col) >= big - big * eps)
+        if col[first] < 0:
+            v[:, j] = -col
+    return v
+
+
+for name, m, uplo in [("a", A, "L"), ("e", E, "L"), ("s", S, "U")]:
+    w, v = np.linalg.eigh(m, UPLO=uplo)
+    show(f"eigh({name}, UPLO={uplo}).w", w)
+    show(f"eigh({name}, UPLO={uplo}).v  numpy's own signs", v)
+    show(f"eigh({name}, UPLO={uplo}).v  signed", signed(v))
+for name, m in [("g", G), ("t", T), ("w", W)]:
+    q, r = np.linalg.qr(m)
+    show(f"qr({name}).q", q)
+    show(f"qr({name}).r", r)
+    show(f"svd({name}, compute_uv=False)", np.linalg.svd(m, compute_uv=False))
+# f32
+w, v = np.linalg.eigh(E.astype(np.float32))
+show("f32 eigh(e).w", w)
+show("f32 eigh(e).v signed", signed(v))
+q, r = np.linalg.qr(T.astype(np.float32))
+show("f32 qr(t).q", q)
+show("f32 qr(t).r", r)
+show("f32 svd(t)", np.linalg.svd(T.astype(np.float32), compute_uv=False))

@@ -11,6 +11,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.linalg  # noqa: E402
 from jax import lax  # noqa: E402
 
 
@@ -161,3 +162,34 @@ def versions():
     import numpy as np
 
     return dict(jax=jax.__version__, jaxlib=jaxlib.__version__, numpy=np.__version__)
+
+
+def kalman(y, x0, p0, f, h, q, r):
+    @jax.jit
+    def kalman(y, x0, p0, f, h, q, r):
+        # scan-bench's program line by line: Cholesky of S, K from cho_solve, the
+        # log-likelihood from a triangular solve and slogdet.
+        m = y.shape[1]
+
+        def step(carry, y_t):
+            x, p = carry
+            x_pred = f @ x
+            p_pred = f @ p @ f.T + q
+            pht = p_pred @ h.T
+            s = h @ pht + r
+            l = jnp.linalg.cholesky(s)
+            v = y_t - h @ x_pred
+            k = jax.scipy.linalg.cho_solve((l, True), pht.T).T
+            z = jax.scipy.linalg.solve_triangular(l, v, lower=True)
+            _, logdet = jnp.linalg.slogdet(s)
+            ll = -0.5 * (m * jnp.log(2.0 * jnp.pi) + logdet + z @ z)
+            x_new = x_pred + k @ v
+            return (x_new, p_pred - k @ pht.T), (x_new, ll)
+
+        _, (xs, lls) = lax.scan(step, (x0, p0), y)
+        return xs, lls.sum()
+
+    return ready(kalman, y, x0, p0, f, h, q, r)
+
+
+kalman16 = kalman

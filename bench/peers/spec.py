@@ -21,6 +21,8 @@ CASES = [
     "lstm",
     "seed_taps",
     "until_newton",
+    "kalman",
+    "kalman16",
 ]
 
 # SPEC: checksums agree to a relative 1e-4 for f32 cases, 1e-9 for f64 (and i64) ones.
@@ -91,6 +93,19 @@ def inputs(case, quick):
         )
     if case == "until_newton":
         return dict(a=1.5 + gen([s(4096, 64, 16)], 20, 1.0), n_steps=200, tol=1e-12)
+    if case in ("kalman", "kalman16"):
+        # State dimension 4 (kalman) or 16 (kalman16), half as many observations.
+        n = 4 if case == "kalman" else 16
+        t, m = s(10_000, 100, 50), n // 2
+        return dict(
+            y=gen((t, m), 15, 2.0),
+            x0=np.zeros(n),
+            p0=np.eye(n),
+            f=0.8 * np.eye(n) + gen((n, n), 11, 0.1),
+            h=gen((m, n), 12, 1.0),
+            q=np.diag(gen([n], 13, 0.1) + 0.1),
+            r=np.diag(gen([m], 14, 0.2) + 0.5),
+        )
     raise ValueError(f"unknown case {case}")
 
 

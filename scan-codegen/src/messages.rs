@@ -637,6 +637,266 @@ pub fn own_function_argument(name: &str, param: &str, declared: Type, found: Typ
 }
 
 // ---------------------------------------------------------------------------------------
+// calls: per-function rules (lower/call.rs)
+// ---------------------------------------------------------------------------------------
+
+/// A keyword argument given to a function that takes none (only the linear algebra does).
+pub fn no_keyword_arguments(name: &str) -> String {
+    format!("`{name}` takes no keyword arguments: pass its arguments by position, in numpy's order (only the linear algebra's options and the random draws' `dtype` are keywords)")
+}
+
+pub fn full_value(found: Type) -> String {
+    format!(
+        "the value of `full` is a scalar, found {}: `full(shape, value)` fills with one value (`broadcast_to(x, shape)` repeats an array)",
+        a(found)
+    )
+}
+
+pub fn powi_exponent() -> String {
+    "the exponent of `powi` is an integer literal (i32); use `pow` for a computed exponent".into()
+}
+
+pub fn join_not_a_list(name: &str) -> String {
+    format!("`{name}` takes a list of arrays: `{name}([a, b], axis)`")
+}
+
+pub fn squeeze_without_axis() -> String {
+    "`squeeze` needs the axis to remove, `squeeze(x, 0)` or `squeeze(x, (0, 2))`: lengths are known only at run time, and the rank of every value is fixed when compiling".into()
+}
+
+pub fn broadcast_to_drops_axes(label: &str, t: Type, lengths: usize) -> String {
+    format!(
+        "`broadcast_to` keeps every axis: `{label}` is {} but the shape has {lengths} length{}",
+        a(t),
+        if lengths == 1 { "" } else { "s" }
+    )
+}
+
+/// A shape (`full`, `broadcast_to`, `reshape`) of more axes than any value may have.
+pub fn shape_rank_limit(axes: usize, max: usize) -> String {
+    format!("a shape of {axes} axes: at most {max} are supported")
+}
+
+pub fn diag_rank(t: Type) -> String {
+    format!(
+        "`diag` takes a vector (to make a matrix) or a matrix (to take its diagonal), found {}",
+        a(t)
+    )
+}
+
+/// `tril`, `triu` of a scalar or a vector.
+pub fn tri_rank(name: &str, t: Type) -> String {
+    format!(
+        "`{name}` takes an array of rank 2 or more (it acts on the last two axes), found {}",
+        a(t)
+    )
+}
+
+pub fn identity_like_rank(t: Type) -> String {
+    format!(
+        "`identity_like` takes a matrix (an identity of its shape), found {}",
+        a(t)
+    )
+}
+
+/// `slice(..)` called as a function rather than written as an index.
+pub fn slice_as_function() -> String {
+    "`slice(start, stop, step)` is an index, as Python's slice object: `x[slice(None, None, -1)]` is numpy's `x[::-1]`, `x[(.., slice(1, None, 2))]` is `x[:, 1::2]`".into()
+}
+
+pub fn outer_rank(t: Type) -> String {
+    format!(
+        "`outer` takes two vectors, found {}: flatten it first",
+        a(t)
+    )
+}
+
+pub fn shape_axis_literal() -> String {
+    "the axis of `shape` is an integer literal (`x.shape[0]`, `x.shape[-1]`)".into()
+}
+
+/// `x.shape[axis]` (or `nrows`, `ncols`, `len`) of an axis the value does not have.
+pub fn shape_no_axis(label: &str, rank: usize, axis: i64) -> String {
+    format!(
+        "`{label}` has rank {rank}: it has no axis {axis}{}",
+        if rank == 0 {
+            " (a scalar has no shape)"
+        } else {
+            ""
+        }
+    )
+}
+
+pub fn transpose_axes(t: Type) -> String {
+    format!(
+        "the axes of `transpose` are a permutation of 0..{}: each axis of the {t} once",
+        t.rank
+    )
+}
+
+/// `dot` or a reduction (`max`, `mean`, ..) of bools.
+pub fn numbers_not_bool(name: &str) -> String {
+    format!("`{name}` expects numbers, found bool: cast it with `as i64` or `as f64`")
+}
+
+/// `concatenate([])`, `stack([])`, `[]`: `name` is "`concatenate`", "`stack`" or "a list".
+pub fn join_empty(name: &str) -> String {
+    format!("{name} needs at least one value to join: its shape would be unknown")
+}
+
+pub fn concatenate_scalar(label: &str) -> String {
+    format!("`concatenate` joins arrays along an axis, but `{label}` is a scalar: use `stack` or a list `[a, b]` to make a vector of scalars")
+}
+
+pub fn join_ranks(name: &str, first_label: &str, first: Type, label: &str, t: Type) -> String {
+    format!(
+        "{name} joins values of one rank: `{first_label}` is {} but `{label}` is {}",
+        a(first),
+        a(t)
+    )
+}
+
+pub fn join_rank_limit(name: &str, rank: usize, axes: usize, max: usize) -> String {
+    format!("{name} of values of rank {rank} would have {axes} axes: at most {max} are supported")
+}
+
+pub fn axis_twice(axis: usize) -> String {
+    format!("axis {axis} is given twice: give each axis once")
+}
+
+pub fn axis_literal(found: &str) -> String {
+    format!("an axis is an integer literal, found `{found}`: write `0`, `1`, .. or `-1` (axes are fixed when compiling)")
+}
+
+pub fn axis_out_of_range(axis: i64, t: Type) -> String {
+    let rank = t.rank as i64;
+    format!(
+        "axis {axis} is out of range for {} (valid: {}..{})",
+        a(t),
+        -rank,
+        rank
+    )
+}
+
+/// A mask of more axes than the array it indexes (a read `x[mask]` or `set_subtensor`).
+pub fn mask_rank(mask: Type, label: &str, x: Type) -> String {
+    format!(
+        "the mask is {} but `{label}` is {}: a mask covers the leading axes of the array it indexes",
+        a(mask),
+        a(x)
+    )
+}
+
+pub fn set_subtensor_target() -> String {
+    "the first argument of set_subtensor is an indexed value, such as `x[i][j]` or `x[a..b]`".into()
+}
+
+pub fn inc_subtensor_bool() -> String {
+    "`inc_subtensor` adds numbers, but the array is bool: use `set_subtensor`".into()
+}
+
+pub fn set_subtensor_value_rank(value: Type, region: Type) -> String {
+    format!(
+        "the value is {} but the target region is {}: the value broadcasts into the region, so its rank is at most the region's",
+        a(value),
+        a(region)
+    )
+}
+
+pub fn set_subtensor_value_dtype(value: DType, array: DType) -> String {
+    format!("the value is {value} but the array is {array}: cast it with `as {array}`")
+}
+
+// ---------------------------------------------------------------------------------------
+// linear algebra (lower/linalg.rs)
+// ---------------------------------------------------------------------------------------
+
+pub fn positional_after_keyword() -> String {
+    "a positional argument after a keyword argument: write the positional arguments first (Python's rule)".into()
+}
+
+/// `expected`: "1", "2 (and up to 3 options)".
+pub fn linalg_positional(name: &str, expected: &str, found: usize) -> String {
+    format!("`{name}` takes {expected} positional argument(s), found {found}")
+}
+
+pub fn linalg_keyword_twice(name: &str, key: &str) -> String {
+    format!("`{name}` got `{key}` twice: give it once, by position or by name")
+}
+
+pub fn linalg_unknown_keyword(
+    name: &str,
+    key: &str,
+    close: Option<&str>,
+    options: &[&str],
+) -> String {
+    let hint = match close {
+        Some(c) => format!("did you mean `{c}`?"),
+        None if options.is_empty() => format!("`{name}` takes no keyword arguments"),
+        None => format!(
+            "`{name}` takes {}",
+            options
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!("unknown keyword argument `{key}` of `{name}`: {hint}")
+}
+
+pub fn linalg_matrix_rank(name: &str, t: Type) -> String {
+    format!(
+        "`{name}` takes a matrix (batches of matrices are not supported), found {}",
+        a(t)
+    )
+}
+
+pub fn linalg_rhs_rank(name: &str, t: Type) -> String {
+    format!(
+        "the right-hand side of `{name}` is a vector or a matrix (one column per right-hand side), found {}",
+        a(t)
+    )
+}
+
+pub fn linalg_float(name: &str, t: Type, label: &str) -> String {
+    format!(
+        "`{name}` computes in f32 or f64, found {}: cast it (`{label} as f64`)",
+        a(t)
+    )
+}
+
+pub fn cho_solve_factor() -> String {
+    "the first argument of `cho_solve` is `(c, lower)`, as scipy's, or the lower factor `c` alone"
+        .into()
+}
+
+pub fn linalg_bool_option(name: &str, option: &str) -> String {
+    format!("`{option}` of `{name}` is a literal `true` or `false` (it chooses the code compiled)")
+}
+
+/// `allowed`: the strings, quoted and joined (`"gen", "pos", "sym"`).
+pub fn linalg_string_option(
+    name: &str,
+    option: &str,
+    allowed: &str,
+    found: Option<&str>,
+) -> String {
+    match found {
+        Some(s) => format!("`{option}` of `{name}` is one of {allowed}, found \"{s}\""),
+        None => format!("`{option}` of `{name}` is a string literal, one of {allowed}"),
+    }
+}
+
+pub fn trans_option() -> String {
+    "`trans` of `solve_triangular` is 0, 1 or 2, or \"N\", \"T\" or \"C\", as scipy's".into()
+}
+
+pub fn svd_vectors() -> String {
+    "`svd` gives the singular values only: write `svd(a, compute_uv = false)` or `svdvals(a)` (the singular vectors are not provided)".into()
+}
+
+// ---------------------------------------------------------------------------------------
 // types of operands
 // ---------------------------------------------------------------------------------------
 
@@ -732,11 +992,6 @@ pub fn scatter_index_rank(found: Type) -> String {
         "`set_subtensor`/`inc_subtensor` through an index array take a vector of indices, found {}: `reshape` the indices (and the value) to one axis",
         a(found)
     )
-}
-
-/// A mask of more axes than the array it indexes.
-pub fn mask_rank(mask: Type, label: &str, x: Type) -> String {
-    format!("the mask is a {mask} but `{label}` is a {x}: a mask covers the leading axes of the array it indexes")
 }
 
 /// A gather whose result would have more axes than supported.

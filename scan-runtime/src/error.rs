@@ -82,6 +82,9 @@ pub enum Error {
         step: Option<usize>,
         pivot: usize,
     },
+    /// An eigendecomposition or SVD whose iteration did not converge (LAPACK's
+    /// `info > 0`, numpy's `LinAlgError`). `step`: the loop's step, inside a loop.
+    NoConvergence { what: String, step: Option<usize> },
 }
 
 /// ` at step 3`, or nothing outside a loop.
@@ -234,6 +237,11 @@ impl fmt::Display for Error {
             Error::Singular { what, step, pivot } => write!(
                 f,
                 "`{what}`{}: the matrix is singular (its factorisation has a zero pivot at index {pivot})",
+                AtStep(*step)
+            ),
+            Error::NoConvergence { what, step } => write!(
+                f,
+                "`{what}`{}: the iteration did not converge (is the matrix finite?)",
                 AtStep(*step)
             ),
         }

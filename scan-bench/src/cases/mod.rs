@@ -21,6 +21,7 @@ macro_rules! scan_twice {
 
 mod cumsum_all;
 mod elman;
+mod kalman;
 mod linrec2;
 mod lstm;
 mod polynomial;
@@ -42,4 +43,6 @@ pub const ALL: &[(&str, Case)] = &[
     ("lstm", lstm::run),
     ("seed_taps", seed_taps::run),
     ("until_newton", until_newton::run),
+    ("kalman", kalman::kalman4),
+    ("kalman16", kalman::kalman16),
 ];

@@ -812,16 +812,41 @@ pub fn emit_in_place(
                 );
                 let a = arg(0).view();
                 let b = (node.inputs.len() > 1).then(|| arg(1).view());
+                if let Some(ranks) = op.parts() {
+                    // Every result from one factorisation, each in a value of its own, read
+                    // through the `Part` nodes (as a scan's outputs).
+                    let parts: Vec<Ident> = (0..ranks.len())
+                        .map(|k| format_ident!("{}_{}", ident, k))
+                        .collect();
+                    let mut reprs = Vec::new();
+                    for (p, &rank) in parts.iter().zip(ranks) {
+                        if rank == 0 {
+                            reprs.push(Repr::Scalar(p.clone()));
+                        } else {
+                            let owned = owned_type(crate::ir::Type::new(ty.dtype, rank));
+                            setup.extend(
+                                quote!(let mut #p: #owned = ::core::default::Default::default();),
+                            );
+                            buffers.borrow_mut().push(p.clone());
+                            reprs.push(Repr::Buffer(p.clone()));
+                        }
+                    }
+                    let (p0, p1) = (&parts[0], &parts[1]);
+                    body.extend(match *op {
+                        LinalgOp::Eigh { lower } => quote!(
+                            #la::eigh(&mut #ws, &mut #p0, &mut #p1, #a, #lower, #label, #step)?;
+                        ),
+                        LinalgOp::Qr => quote!(#la::qr(&mut #ws, &mut #p0, &mut #p1, #a, #label)?;),
+                        _ => {
+                            quote!(let (#p0, #p1): (#s, #s) = #la::slogdet(&mut #ws, #a, #label)?;)
+                        }
+                    });
+                    scan_outputs.insert(id, reprs);
+                    continue;
+                }
                 match *op {
                     LinalgOp::Det => {
                         body.extend(quote!(let #ident: #s = #la::det(&mut #ws, #a, #label)?;));
-                        Repr::Scalar(ident.clone())
-                    }
-                    LinalgOp::SlogDet { logabs } => {
-                        let part = if logabs { quote!(1) } else { quote!(0) };
-                        body.extend(
-                            quote!(let #ident: #s = #la::slogdet(&mut #ws, #a, #label)?.#part;),
-                        );
                         Repr::Scalar(ident.clone())
                     }
                     _ => {
@@ -845,6 +870,9 @@ pub fn emit_in_place(
                             LinalgOp::SolveTriangular { lower, trans, unit_diagonal } => quote!(
                                 #la::solve_triangular(&mut #ws, #out, #a, #b, #lower, #trans, #unit_diagonal, #label, #step)?;
                             ),
+                            LinalgOp::SvdVals => {
+                                quote!(#la::svdvals(&mut #ws, #out, #a, #label, #step)?;)
+                            }
                             _ => quote!(#la::inv(&mut #ws, #out, #a, #label, #step)?;),
                         });
                         repr
@@ -877,7 +905,10 @@ pub fn emit_in_place(
                 scan_outputs.insert(id, code.outputs);
                 continue;
             }
-            Op::ScanOutput { index } => scan_outputs[&node.inputs[0]][*index].clone(),
+            // A scan's results, and those of a linear-algebra node with several.
+            Op::ScanOutput { index } | Op::Part { index } => {
+                scan_outputs[&node.inputs[0]][*index].clone()
+            }
         };
         reprs.insert(id, repr);
     }

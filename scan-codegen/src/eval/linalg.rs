@@ -1,9 +1,11 @@
 //! The evaluator's linear algebra, textbook algorithms in f64 (an f32 operand is converted
 //! exactly and the result rounded once), written independently of the runtime (which
 //! calls faer): Cholesky-Banachiewicz, Gaussian elimination with partial pivoting (LU),
-//! forward and back substitution. `solve(.., assume_a = "sym")` is Gaussian elimination
-//! of the symmetric matrix read from one triangle (the runtime's Bunch-Kaufman gives the
-//! same solution up to rounding).
+//! forward and back substitution; cyclic Jacobi rotations for `eigh`, Householder
+//! reflections (LAPACK's signs) for `qr`, one-sided Jacobi (Hestenes) for the singular
+//! values. `solve(.., assume_a = "sym")` is Gaussian elimination of the symmetric matrix
+//! read from one triangle (the runtime's Bunch-Kaufman gives the same solution up to
+//! rounding).
 //!
 //! Failures have the runtime's messages without the step (the evaluator's scan loop adds
 //! "step t" itself): an exactly zero pivot is singular, a non-positive (or NaN) Cholesky
@@ -193,8 +195,244 @@ fn check_rhs(n: usize, b: &Array2<f64>, bv: &Value, label: &str) -> Result<(), S
     }
 }
 
+/// `sqrt(eps)` of the dtype: eigenvector components this close (relative) to the largest
+/// magnitude count as equally large (the runtime's `LinalgFloat::SQRT_EPS`).
+fn sqrt_eps(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => f64::from(f32::EPSILON).sqrt(),
+        _ => f64::EPSILON.sqrt(),
+    }
+}
+
+/// Cyclic Jacobi on the symmetric `a`: its eigenvalues ascending and the eigenvectors
+/// (columns), each with its component of largest magnitude positive (the first of those
+/// within `tie` of it, relative). Rotations until every off-diagonal element is
+/// negligible beside its diagonal pair, at most 100 sweeps.
+fn jacobi_eigh(a: &Array2<f64>, tie: f64, label: &str) -> Result<(Vec<f64>, Array2<f64>), String> {
+    let n = a.nrows();
+    let mut a = a.clone();
+    let mut v = Array2::<f64>::eye(n);
+    let mut converged = false;
+    for _ in 0..100 {
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[[i, j]] * a[[i, j]])
+            .sum();
+        let diag: f64 = (0..n).map(|i| a[[i, i]] * a[[i, i]]).sum();
+        if off <= f64::EPSILON * f64::EPSILON * diag * 1e-4 || off == 0.0 {
+            converged = true;
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[[p, q]];
+                if apq == 0.0 {
+                    continue;
+                }
+                let theta = (a[[q, q]] - a[[p, p]]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..n {
+                    let (akp, akq) = (a[[k, p]], a[[k, q]]);
+                    a[[k, p]] = c * akp - s * akq;
+                    a[[k, q]] = s * akp + c * akq;
+                }
+                for k in 0..n {
+                    let (apk, aqk) = (a[[p, k]], a[[q, k]]);
+                    a[[p, k]] = c * apk - s * aqk;
+                    a[[q, k]] = s * apk + c * aqk;
+                }
+                a[[p, q]] = 0.0;
+                a[[q, p]] = 0.0;
+                for k in 0..n {
+                    let (vkp, vkq) = (v[[k, p]], v[[k, q]]);
+                    v[[k, p]] = c * vkp - s * vkq;
+                    v[[k, q]] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    if !converged {
+        return Err(no_convergence(label));
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| a[[i, i]].total_cmp(&a[[j, j]]));
+    let w = order.iter().map(|&i| a[[i, i]]).collect();
+    let mut vs = v.select(Axis(1), &order);
+    for mut col in vs.columns_mut() {
+        let largest = col.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let bar = largest - largest * tie;
+        if col
+            .iter()
+            .find(|x| x.abs() >= bar)
+            .is_some_and(|&x| x < 0.0)
+        {
+            col.mapv_inplace(|x| -x);
+        }
+    }
+    Ok((w, vs))
+}
+
+/// Householder QR with LAPACK's reflections (`beta = -sign(alpha) |x|`; none for a
+/// column already zero below its diagonal): `q` `m x k`, `r` `k x n`.
+fn householder_qr(a: &Array2<f64>) -> (Array2<f64>, Array2<f64>) {
+    let (m, n) = a.dim();
+    let k = m.min(n);
+    let mut r = a.clone();
+    let mut q = Array2::<f64>::eye(m);
+    for j in 0..k {
+        let alpha = r[[j, j]];
+        let tail: f64 = (j + 1..m)
+            .map(|i| r[[i, j]] * r[[i, j]])
+            .sum::<f64>()
+            .sqrt();
+        if tail == 0.0 {
+            continue;
+        }
+        let norm = alpha.hypot(tail);
+        let beta = if alpha >= 0.0 { -norm } else { norm };
+        let tau = (beta - alpha) / beta;
+        // v = (1, x[1..] / (alpha - beta)); H = I - tau v v^T.
+        let mut v = vec![0.0; m];
+        v[j] = 1.0;
+        for i in j + 1..m {
+            v[i] = r[[i, j]] / (alpha - beta);
+        }
+        for c in j..n {
+            let d: f64 = (j..m).map(|i| v[i] * r[[i, c]]).sum();
+            for i in j..m {
+                r[[i, c]] -= tau * v[i] * d;
+            }
+        }
+        // q = q H.
+        for row in 0..m {
+            let d: f64 = (j..m).map(|i| q[[row, i]] * v[i]).sum();
+            for i in j..m {
+                q[[row, i]] -= tau * d * v[i];
+            }
+        }
+    }
+    let q = q.slice(ndarray::s![.., ..k]).to_owned();
+    let r = Array2::from_shape_fn((k, n), |(i, j)| if i <= j { r[[i, j]] } else { 0.0 });
+    (q, r)
+}
+
+/// One-sided Jacobi (Hestenes): columns of `a` (or of `a^T`, whichever has fewer) rotated
+/// pairwise until orthogonal; the singular values are their norms, descending.
+fn singular_values(a: &Array2<f64>, label: &str) -> Result<Vec<f64>, String> {
+    let mut u = if a.nrows() >= a.ncols() {
+        a.clone()
+    } else {
+        a.t().to_owned()
+    };
+    let n = u.ncols();
+    let mut converged = false;
+    for _ in 0..100 {
+        let mut rotated = false;
+        for p in 0..n {
+            for q in p + 1..n {
+                let (cp, cq) = (u.column(p), u.column(q));
+                let alpha = cp.dot(&cp);
+                let beta = cq.dot(&cq);
+                let gamma = cp.dot(&cq);
+                if gamma == 0.0 || gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
+                    continue;
+                }
+                rotated = true;
+                let zeta = (beta - alpha) / (2.0 * gamma);
+                let t = zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt());
+                let c = 1.0 / (1.0 + t * t).sqrt();
+                let s = c * t;
+                for i in 0..u.nrows() {
+                    let (x, y) = (u[[i, p]], u[[i, q]]);
+                    u[[i, p]] = c * x - s * y;
+                    u[[i, q]] = s * x + c * y;
+                }
+            }
+        }
+        if !rotated {
+            converged = true;
+            break;
+        }
+    }
+    if !converged {
+        return Err(no_convergence(label));
+    }
+    let mut s: Vec<f64> = u.columns().into_iter().map(|c| c.dot(&c).sqrt()).collect();
+    s.sort_by(|x, y| y.total_cmp(x));
+    Ok(s)
+}
+
+fn no_convergence(label: &str) -> String {
+    format!("`{label}`: the iteration did not converge (is the matrix finite?)")
+}
+
+/// The results of a function with several (`LinalgOp::parts`), in order.
+pub fn several(
+    op: LinalgOp,
+    args: &[Value],
+    dtype: DType,
+    label: &str,
+) -> Result<Vec<Value>, String> {
+    let a = as_matrix(&args[0], label)?;
+    let scalar = |x: f64| Value::F64(ndarray::arr0(x).into_dyn()).cast(dtype);
+    let array = |x: ndarray::ArrayD<f64>| Value::F64(x).cast(dtype);
+    match op {
+        LinalgOp::Qr => {
+            let (q, r) = householder_qr(&a);
+            Ok(vec![array(q.into_dyn()), array(r.into_dyn())])
+        }
+        LinalgOp::Eigh { lower } => {
+            let n = square(&a, label)?;
+            let sym = symmetric(&a, lower);
+            if sym.iter().any(|x| !x.is_finite()) {
+                // The runtime's rule: NaNs, not an iteration on them.
+                return Ok(vec![
+                    array(ndarray::Array1::from_elem(n, f64::NAN).into_dyn()),
+                    array(Array2::from_elem((n, n), f64::NAN).into_dyn()),
+                ]);
+            }
+            let (w, v) = jacobi_eigh(&sym, sqrt_eps(dtype), label)?;
+            Ok(vec![
+                array(ndarray::Array1::from(w).into_dyn()),
+                array(v.into_dyn()),
+            ])
+        }
+        LinalgOp::SlogDet => {
+            let n = square(&a, label)?;
+            let f = lu(&a);
+            let (sign, log) = if f.zero.is_some() {
+                (0.0, f64::NEG_INFINITY)
+            } else {
+                let mut sign = if f.swaps.is_multiple_of(2) { 1.0 } else { -1.0 };
+                let mut log = 0.0;
+                for i in 0..n {
+                    let u = f.lu[[i, i]];
+                    if u < 0.0 {
+                        sign = -sign;
+                    }
+                    log += u.abs().ln();
+                }
+                (sign, log)
+            };
+            Ok(vec![scalar(sign), scalar(log)])
+        }
+        _ => Err(format!("IR error: `{label}`: {} has one result", op.name())),
+    }
+}
+
 pub fn linalg(op: LinalgOp, args: &[Value], dtype: DType, label: &str) -> Result<Value, String> {
     let a = as_matrix(&args[0], label)?;
+    if op == LinalgOp::SvdVals {
+        let k = a.nrows().min(a.ncols());
+        let s = if a.iter().any(|x| !x.is_finite()) {
+            vec![f64::NAN; k]
+        } else {
+            singular_values(&a, label)?
+        };
+        return Ok(Value::F64(ndarray::Array1::from(s).into_dyn()).cast(dtype));
+    }
     let n = square(&a, label)?;
     let scalar = |x: f64| Value::F64(ndarray::arr0(x).into_dyn()).cast(dtype);
     let matrix = |x: Array2<f64>| Value::F64(x.into_dyn()).cast(dtype);
@@ -280,23 +518,8 @@ pub fn linalg(op: LinalgOp, args: &[Value], dtype: DType, label: &str) -> Result
             }
             Ok(scalar(d))
         }
-        LinalgOp::SlogDet { logabs } => {
-            let f = lu(&a);
-            let (sign, log) = if f.zero.is_some() {
-                (0.0, f64::NEG_INFINITY)
-            } else {
-                let mut sign = if f.swaps.is_multiple_of(2) { 1.0 } else { -1.0 };
-                let mut log = 0.0;
-                for i in 0..n {
-                    let u = f.lu[[i, i]];
-                    if u < 0.0 {
-                        sign = -sign;
-                    }
-                    log += u.abs().ln();
-                }
-                (sign, log)
-            };
-            Ok(scalar(if logabs { log } else { sign }))
-        }
+        LinalgOp::SlogDet | LinalgOp::Eigh { .. } | LinalgOp::Qr | LinalgOp::SvdVals => Err(
+            format!("IR error: `{label}`: {} is not one value", op.name()),
+        ),
     }
 }

@@ -204,7 +204,8 @@ fn length_variants(args: &[Value]) -> Vec<Vec<Value>> {
     variants
 }
 
-/// What a node evaluated to: a value, or all the results of a scan node.
+/// What a node evaluated to: a value, or all the results of a scan node (or of a
+/// linear-algebra node with several results).
 enum Slot {
     Value(Value),
     Scan(Vec<Value>),
@@ -258,8 +259,9 @@ fn eval_node(
     let label = node.label.as_str();
     let dtype = node.ty.dtype;
 
-    if let Op::ScanOutput { index } = node.op {
-        // The one node whose input is a scan rather than a value.
+    if let Op::ScanOutput { index } | Op::Part { index } = node.op {
+        // The nodes whose input is a scan (or a linear-algebra node with several results)
+        // rather than a value.
         let results = match node.inputs.as_slice() {
             [scan] => match slots.get(scan.0) {
                 Some(Some(Slot::Scan(results))) => results,
@@ -267,7 +269,7 @@ fn eval_node(
                     return Err(ir_error(
                         id,
                         label,
-                        "reads a node that is not a computed scan",
+                        "reads a node that is not a computed scan or several results",
                     ))
                 }
             },
@@ -372,6 +374,10 @@ fn eval_node(
             arity(1)?;
             assemble::identity_like(&args[0], label)?
         }
+        Op::Linalg(op) if op.parts().is_some() => {
+            arity(op.arity())?;
+            return linalg::several(*op, &args, dtype, label).map(Slot::Scan);
+        }
         Op::Linalg(op) => {
             arity(op.arity())?;
             linalg::linalg(*op, &args, dtype, label)?
@@ -451,7 +457,7 @@ fn eval_node(
             results.remove(0)
         }
         Op::Scan(op) => return scan::eval_scan(op, &args, label).map(Slot::Scan),
-        Op::ScanOutput { .. } => unreachable!("handled above"),
+        Op::ScanOutput { .. } | Op::Part { .. } => unreachable!("handled above"),
     };
     check_type(id, node, value).map(Slot::Value)
 }

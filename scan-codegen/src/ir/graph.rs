@@ -359,10 +359,17 @@ pub enum Op {
     /// Dense linear algebra (`ir/linalg.rs`): `cholesky`, `solve`, `inv`, `det`, ... on
     /// float matrices. Reads across elements (never fused or interchanged); fails at run
     /// time on a matrix that is not square, not positive definite or singular, as the op
-    /// says.
+    /// says. An op with several results (`LinalgOp::parts`: `slogdet`, `eigh`, `qr`) has no
+    /// value of its own (its type is its dtype at rank 0, unused): its results are read
+    /// through `Part` nodes, and it lives as long as one of them does.
     Linalg(super::linalg::LinalgOp),
     /// A random draw or key derivation (see [`RandomOp`]).
     Random(RandomOp),
+    /// inputs: `[node]`, an `Op::Linalg` with several results; its result `index`, of
+    /// rank `parts()[index]` (one factorisation, several values: `eigh`'s `w` and `v`).
+    Part {
+        index: usize,
+    },
     /// inputs: `[x]`; numpy's `cumsum` (`product`: `cumprod`) along `axis` (x's shape),
     /// or of every element flattened (a vector) when `axis` is `None`.
     Cumulative {
@@ -418,6 +425,14 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// A linear-algebra node with several results, read through `Op::Part` nodes (it has
+    /// no value of its own).
+    pub fn has_parts(&self) -> bool {
+        matches!(self, Op::Linalg(op) if op.parts().is_some())
+    }
+}
+
 /// The type of `Op::DotSum` on `[init, p, q]` of these types: a stack of init-shaped rows,
 /// if init is a matrix and `p`, `q` stacks of matrices, all of one number dtype.
 pub fn dot_sum_type(init: Type, p: Type, q: Type) -> Option<Type> {
@@ -435,7 +450,8 @@ pub struct Node {
     pub op: Op,
     pub inputs: Vec<NodeId>,
     /// For a `Scan` node (which has no value of its own) this is unused and set to a
-    /// scalar bool.
+    /// scalar bool; for a linear-algebra node with several results (read through `Part`),
+    /// its dtype at rank 0.
     pub ty: Type,
     /// The user's token this node comes from, for errors.
     pub span: Span,

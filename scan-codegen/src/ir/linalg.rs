@@ -1,8 +1,8 @@
 //! Dense linear algebra ops (`Op::Linalg`): numpy's, scipy's and PyTensor's functions of
-//! matrices, each one node. A function with several results (`slogdet`) is several nodes,
-//! one per result, on the same inputs: each reads its part of the same factorisation (the
-//! factorisation is computed once per node; `cse` merges two calls of one function with
-//! one part).
+//! matrices, each one node. A function with several results (`slogdet`, `eigh`, `qr`:
+//! [`LinalgOp::parts`]) is one node computing all of them from one factorisation, with no
+//! value of its own, read through `Op::Part { index }` nodes (as a scan is read through
+//! `Op::ScanOutput`).
 
 /// How `solve` factorises (scipy's `assume_a`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,9 +47,18 @@ pub enum LinalgOp {
     Inv,
     /// `[a]` -> scalar: numpy's `det`.
     Det,
-    /// `[a]` -> scalar: numpy's `slogdet`, its sign (`logabs: false`) or the log of the
-    /// determinant's absolute value.
-    SlogDet { logabs: bool },
+    /// `[a]` -> `(sign, logabsdet)`, two scalars: numpy's `slogdet`.
+    SlogDet,
+    /// `[a]` -> `(w, v)`: numpy's `eigh`, the eigenvalues ascending (a vector) and the
+    /// eigenvectors (the columns of a matrix) of the symmetric matrix read from a's
+    /// `lower` (`UPLO = "L"`) or upper triangle; each eigenvector's component of largest
+    /// magnitude (the first of those within `sqrt(eps)` of it) is positive.
+    Eigh { lower: bool },
+    /// `[a]` -> `(q, r)`: numpy's `qr` (mode "reduced"), Householder's signs as LAPACK's.
+    Qr,
+    /// `[a]` -> vector: the singular values, descending (numpy's `svd(a, compute_uv =
+    /// False)`, `svdvals`).
+    SvdVals,
 }
 
 impl LinalgOp {
@@ -62,7 +71,21 @@ impl LinalgOp {
             LinalgOp::SolveTriangular { .. } => "solve_triangular",
             LinalgOp::Inv => "inv",
             LinalgOp::Det => "det",
-            LinalgOp::SlogDet { .. } => "slogdet",
+            LinalgOp::SlogDet => "slogdet",
+            LinalgOp::Eigh { .. } => "eigh",
+            LinalgOp::Qr => "qr",
+            LinalgOp::SvdVals => "svd",
+        }
+    }
+
+    /// The ranks of the results of a function with several (one node, read through
+    /// `Op::Part { index }`), or `None` for a function of one result (the node's value).
+    pub fn parts(self) -> Option<&'static [usize]> {
+        match self {
+            LinalgOp::SlogDet => Some(&[0, 0]),
+            LinalgOp::Eigh { .. } => Some(&[1, 2]),
+            LinalgOp::Qr => Some(&[2, 2]),
+            _ => None,
         }
     }
 
@@ -99,8 +122,10 @@ impl LinalgOp {
             ),
             LinalgOp::Inv => "inv".to_string(),
             LinalgOp::Det => "det".to_string(),
-            LinalgOp::SlogDet { logabs: false } => "slogdet.sign".to_string(),
-            LinalgOp::SlogDet { logabs: true } => "slogdet.logabsdet".to_string(),
+            LinalgOp::SlogDet => "slogdet".to_string(),
+            LinalgOp::Eigh { lower } => format!("eigh(lower={lower})"),
+            LinalgOp::Qr => "qr".to_string(),
+            LinalgOp::SvdVals => "svdvals".to_string(),
         }
     }
 }

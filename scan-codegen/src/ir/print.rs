@@ -114,14 +114,16 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 )
             }
             Op::ScanOutput { index } => format!("scan_output#{index}"),
+            Op::Part { index } => format!("part#{index}"),
         };
         let args = if inputs.is_empty() {
             String::new()
         } else {
             format!("({})", inputs.join(", "))
         };
-        // A scan node has no value of its own: its results are the scan_output nodes.
-        let ty = if matches!(node.op, Op::Scan(_)) {
+        // A scan node has no value of its own: its results are the scan_output nodes (a
+        // linear-algebra node with several results: its part nodes).
+        let ty = if matches!(node.op, Op::Scan(_)) || node.op.has_parts() {
             String::new()
         } else {
             format!(" : {}", node.ty)

@@ -82,10 +82,8 @@ impl Lowerer<'_> {
             .iter()
             .find(|a| matches!(a.kind, ExprKind::Keyword(..)))
         {
-            self.diag.error(
-                k.span,
-                format!("`{n}` takes no keyword argument (the linear algebra functions take their options as keywords, the random draws `dtype = f32`: docs/SEMANTICS.md)"),
-            );
+            self.diag
+                .error(k.span, crate::messages::no_keyword_arguments(&n));
             return None;
         }
         let arity = |lo: usize, hi: usize| -> Result<(), String> {
@@ -121,7 +119,8 @@ impl Lowerer<'_> {
                     _ => None,
                 };
                 let Some(k) = exponent else {
-                    self.diag.error(args[1].span, "the exponent of `powi` is an integer literal (i32); use `pow` for a computed exponent");
+                    self.diag
+                        .error(args[1].span, crate::messages::powi_exponent());
                     return None;
                 };
                 self.elemwise(ElemOp::Powi(k), vec![x], e)
@@ -207,8 +206,9 @@ impl Lowerer<'_> {
                 let value = if n == "full" {
                     let v = self.value(&args[1])?;
                     if self.ty(v).rank != 0 {
+                        let t = self.ty(v);
                         self.diag
-                            .error(args[1].span, "the value of `full` is a scalar");
+                            .error(args[1].span, crate::messages::full_value(t));
                         return None;
                     }
                     v
@@ -242,10 +242,8 @@ impl Lowerer<'_> {
                 let items = match &args[0].kind {
                     ExprKind::List(items) | ExprKind::Tuple(items) => items,
                     _ => {
-                        self.diag.error(
-                            args[0].span,
-                            format!("`{n}` takes a list of arrays: `{n}([a, b], axis)`"),
-                        );
+                        self.diag
+                            .error(args[0].span, crate::messages::join_not_a_list(&n));
                         return None;
                     }
                 };
@@ -260,10 +258,8 @@ impl Lowerer<'_> {
                     if self.ty(x).rank == 0 {
                         return Some(x);
                     }
-                    self.diag.error(
-                        e.span,
-                        "`squeeze` needs the axis to remove, `squeeze(x, 0)` or `squeeze(x, (0, 2))`: lengths are known only at run time, and the rank of every value is fixed when compiling",
-                    );
+                    self.diag
+                        .error(e.span, crate::messages::squeeze_without_axis());
                     return None;
                 } else {
                     check(self, arity(2, 2))?;
@@ -296,22 +292,14 @@ impl Lowerer<'_> {
                 if dims.len() < t.rank {
                     self.diag.error(
                         args[1].span,
-                        format!(
-                            "`broadcast_to` keeps every axis: `{}` is a {t} but the shape has {} length{}",
-                            args[0].label,
-                            dims.len(),
-                            if dims.len() == 1 { "" } else { "s" }
-                        ),
+                        crate::messages::broadcast_to_drops_axes(&args[0].label, t, dims.len()),
                     );
                     return None;
                 }
                 if dims.len() > MAX_RANK {
                     self.diag.error(
                         args[1].span,
-                        format!(
-                            "a shape of {} axes: at most {MAX_RANK} are supported",
-                            dims.len()
-                        ),
+                        crate::messages::shape_rank_limit(dims.len(), MAX_RANK),
                     );
                     return None;
                 }
@@ -344,17 +332,12 @@ impl Lowerer<'_> {
                     "diag" if t.rank == 1 => (Op::Diag, 2),
                     "diag" if t.rank == 2 => (Op::Diag, 1),
                     "diag" => {
-                        self.diag.error(
-                            args[0].span,
-                            format!("`diag` takes a vector (to make a matrix) or a matrix (to take its diagonal), found a {t}"),
-                        );
+                        self.diag.error(args[0].span, crate::messages::diag_rank(t));
                         return None;
                     }
                     _ if t.rank < 2 => {
-                        self.diag.error(
-                            args[0].span,
-                            format!("`{n}` takes an array of rank 2 or more (it acts on the last two axes), found a {t}"),
-                        );
+                        self.diag
+                            .error(args[0].span, crate::messages::tri_rank(&n, t));
                         return None;
                     }
                     _ => (Op::Tri { upper: n == "triu" }, t.rank),
@@ -368,10 +351,8 @@ impl Lowerer<'_> {
                 let x = self.value(&args[0])?;
                 let t = self.ty(x);
                 if t.rank != 2 {
-                    self.diag.error(
-                        args[0].span,
-                        format!("`identity_like` takes a matrix (an identity of its shape), found a {t}"),
-                    );
+                    self.diag
+                        .error(args[0].span, crate::messages::identity_like_rank(t));
                     return None;
                 }
                 let id = self.add(Op::IdentityLike, vec![x.id], t, e);
@@ -450,10 +431,8 @@ impl Lowerer<'_> {
                 self.gather(x, idx, axis, e)
             }
             "slice" => {
-                self.diag.error(
-                    name.span(),
-                    "`slice(start, stop, step)` is an index, as Python's slice object: `x[slice(None, None, -1)]` is numpy's `x[::-1]`, `x[(.., slice(1, None, 2))]` is `x[:, 1::2]`",
-                );
+                self.diag
+                    .error(name.span(), crate::messages::slice_as_function());
                 None
             }
             "eye" => {
@@ -509,10 +488,7 @@ impl Lowerer<'_> {
                     } else {
                         (&args[1], tb)
                     };
-                    self.diag.error(
-                        at.span,
-                        format!("`outer` takes two vectors, found a {t}: flatten it first"),
-                    );
+                    self.diag.error(at.span, crate::messages::outer_rank(t));
                     return None;
                 }
                 let column = self.new_axis(a, 1, e);
@@ -562,10 +538,8 @@ impl Lowerer<'_> {
                     _ => Some(0),
                 };
                 let Some(axis) = axis else {
-                    self.diag.error(
-                        args[1].span,
-                        "the axis of `shape` is an integer literal (`x.shape[0]`, `x.shape[-1]`)",
-                    );
+                    self.diag
+                        .error(args[1].span, crate::messages::shape_axis_literal());
                     return None;
                 };
                 let normalized = if axis < 0 { axis + rank } else { axis };
@@ -573,15 +547,7 @@ impl Lowerer<'_> {
                     let at = args.get(1).map_or(e.span, |a| a.span);
                     self.diag.error(
                         at,
-                        format!(
-                            "`{}` has rank {rank}: it has no axis {axis}{}",
-                            args[0].label,
-                            if rank == 0 {
-                                " (a scalar has no shape)"
-                            } else {
-                                ""
-                            }
-                        ),
+                        crate::messages::shape_no_axis(&args[0].label, rank as usize, axis),
                     );
                     return None;
                 }
@@ -611,13 +577,8 @@ impl Lowerer<'_> {
                 let mut sorted = axes.clone();
                 sorted.sort_unstable();
                 if sorted != (0..t.rank).collect::<Vec<_>>() {
-                    self.diag.error(
-                        args[1].span,
-                        format!(
-                            "the axes of `transpose` are a permutation of 0..{}: each axis of the {t} once",
-                            t.rank
-                        ),
-                    );
+                    self.diag
+                        .error(args[1].span, crate::messages::transpose_axes(t));
                     return None;
                 }
                 if axes.iter().enumerate().all(|(k, &a)| k == a) {
@@ -678,7 +639,8 @@ impl Lowerer<'_> {
         };
         let dtype = self.promote(&[a, b]);
         if !dtype.is_number() {
-            self.diag.error(e.span, "`dot` expects numbers, found bool");
+            self.diag
+                .error(e.span, crate::messages::numbers_not_bool("dot"));
             return None;
         }
         let inputs = vec![self.cast(a, dtype, e), self.cast(b, dtype, e)];
@@ -830,10 +792,8 @@ impl Lowerer<'_> {
             ReduceOp::All | ReduceOp::Any => DType::Bool,
             ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
             _ if t.dtype == DType::Bool => {
-                self.diag.error(
-                    e.span,
-                    format!("`{}` expects numbers, found bool", op.name()),
-                );
+                self.diag
+                    .error(e.span, crate::messages::numbers_not_bool(op.name()));
                 return None;
             }
             _ => t.dtype,
@@ -895,10 +855,7 @@ impl Lowerer<'_> {
             (false, _) => "`concatenate`",
         };
         if items.is_empty() {
-            self.diag.error(
-                e.span,
-                format!("{name} needs at least one value to join: its shape would be unknown"),
-            );
+            self.diag.error(e.span, crate::messages::join_empty(name));
             return None;
         }
         let values: Vec<Option<Value>> = items.iter().map(|x| self.value(x)).collect();
@@ -907,19 +864,14 @@ impl Lowerer<'_> {
         for (v, item) in values.iter().zip(items) {
             let t = self.ty(*v);
             if !stack && t.rank == 0 {
-                self.diag.error(
-                    item.span,
-                    format!("`concatenate` joins arrays along an axis, but `{}` is a scalar: use `stack` or a list `[a, b]` to make a vector of scalars", item.label),
-                );
+                self.diag
+                    .error(item.span, crate::messages::concatenate_scalar(&item.label));
                 return None;
             }
             if t.rank != first.rank {
                 self.diag.error(
                     item.span,
-                    format!(
-                        "{name} joins values of one rank: `{}` is a {first} but `{}` is a {t}",
-                        items[0].label, item.label
-                    ),
+                    crate::messages::join_ranks(name, &items[0].label, first, &item.label, t),
                 );
                 return None;
             }
@@ -928,10 +880,7 @@ impl Lowerer<'_> {
         if rank > MAX_RANK {
             self.diag.error(
                 e.span,
-                format!(
-                    "{name} of values of rank {} would have {rank} axes: at most {MAX_RANK} are supported",
-                    first.rank
-                ),
+                crate::messages::join_rank_limit(name, first.rank, rank, MAX_RANK),
             );
             return None;
         }
@@ -1005,7 +954,7 @@ impl Lowerer<'_> {
             let axis = self.axis(item, t)?;
             if axes.contains(&axis) {
                 self.diag
-                    .error(item.span, format!("axis {axis} is given twice"));
+                    .error(item.span, crate::messages::axis_twice(axis));
                 return None;
             }
             axes.push(axis);
@@ -1023,19 +972,15 @@ impl Lowerer<'_> {
             _ => None,
         };
         let Some(v) = v else {
-            self.diag.error(a.span, "an axis is an integer literal");
+            self.diag
+                .error(a.span, crate::messages::axis_literal(&a.label));
             return None;
         };
         let rank = t.rank as i64;
         let normalized = if v < 0 { v + rank } else { v };
         if normalized < 0 || normalized >= rank {
-            self.diag.error(
-                a.span,
-                format!(
-                    "axis {v} is out of range for a {t} (valid: {}..{})",
-                    -rank, rank
-                ),
-            );
+            self.diag
+                .error(a.span, crate::messages::axis_out_of_range(v, t));
             return None;
         }
         Some(normalized as usize)
@@ -1095,7 +1040,7 @@ impl Lowerer<'_> {
             if axis >= self.ty(x).rank {
                 let t = self.ty(x);
                 self.diag
-                    .error(target.span, format!("too many indices: the value is a {t}"));
+                    .error(target.span, crate::messages::too_many_indices(t));
                 return None;
             }
             return Some(Target::Scatter { x, idx: v, axis });
@@ -1124,7 +1069,8 @@ impl Lowerer<'_> {
             target.kind,
             ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::MultiIndex(..)
         ) {
-            self.diag.error(target.span, "the first argument of set_subtensor is an indexed value, such as `x[i][j]` or `x[a..b]`");
+            self.diag
+                .error(target.span, crate::messages::set_subtensor_target());
             return None;
         }
         let (base, path, scatter, mask) = match self.scatter_target(target)? {
@@ -1134,10 +1080,8 @@ impl Lowerer<'_> {
         };
         let base_t = self.ty(base);
         if inc && base_t.dtype == DType::Bool {
-            self.diag.error(
-                target.span,
-                "`inc_subtensor` adds numbers, but the array is bool: use `set_subtensor`",
-            );
+            self.diag
+                .error(target.span, crate::messages::inc_subtensor_bool());
             return None;
         }
         let region = match mask {
@@ -1150,17 +1094,14 @@ impl Lowerer<'_> {
         if vt.rank > region.rank {
             self.diag.error(
                 value.span,
-                format!("the value is a {vt} but the target region is a {region}"),
+                crate::messages::set_subtensor_value_rank(vt, region),
             );
             return None;
         }
         if !(v.weak || vt.dtype.casts_safely_to(base_t.dtype)) {
             self.diag.error(
                 value.span,
-                format!(
-                    "the value is {} but the array is {}: cast it with `as {}`",
-                    vt.dtype, base_t.dtype, base_t.dtype
-                ),
+                crate::messages::set_subtensor_value_dtype(vt.dtype, base_t.dtype),
             );
             return None;
         }

@@ -1,8 +1,9 @@
-//! The linear algebra functions (`Op::Linalg`): numpy's `inv det slogdet`, scipy's and
-//! PyTensor's `cholesky cho_solve solve solve_triangular`. Their options are keyword
-//! arguments with compile-time values (`lower = false`, `assume_a = "pos"`,
-//! `on_error = "nan"`), or positional in scipy's order; `slogdet` returns a tuple (one node
-//! per result).
+//! The linear algebra functions (`Op::Linalg`): numpy's `inv det slogdet eigh qr svd`,
+//! scipy's and PyTensor's `cholesky cho_solve solve solve_triangular svdvals`. Their
+//! options are keyword arguments with compile-time values (`lower = false`,
+//! `assume_a = "pos"`, `on_error = "nan"`, `UPLO = "U"`), or positional in numpy's or
+//! scipy's order; `slogdet`, `eigh` and `qr` return a tuple: one node computing every
+//! result, read through `Op::Part` nodes.
 
 use super::{Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind, Lit};
@@ -17,6 +18,10 @@ pub const FUNCTIONS: &[&str] = &[
     "inv",
     "det",
     "slogdet",
+    "eigh",
+    "qr",
+    "svd",
+    "svdvals",
 ];
 
 pub fn is_linalg(name: &str) -> bool {
@@ -42,10 +47,8 @@ impl Lowerer<'_> {
                     sorted.keywords.push((k.to_string(), &**v, a));
                 }
                 _ if !sorted.keywords.is_empty() => {
-                    self.diag.error(
-                        a.span,
-                        "a positional argument after a keyword argument (Python's rule)",
-                    );
+                    self.diag
+                        .error(a.span, crate::messages::positional_after_keyword());
                     return None;
                 }
                 _ => sorted.positional.push(a),
@@ -57,6 +60,9 @@ impl Lowerer<'_> {
             "cho_solve" => (2, &[]),
             "solve" => (2, &["assume_a", "lower"]),
             "solve_triangular" => (2, &["trans", "lower", "unit_diagonal"]),
+            "eigh" => (1, &["UPLO"]),
+            "qr" => (1, &["mode"]),
+            "svd" => (1, &["full_matrices", "compute_uv", "hermitian"]),
             _ => (1, &[]),
         };
         if sorted.positional.len() < arrays || sorted.positional.len() > arrays + options.len() {
@@ -67,10 +73,7 @@ impl Lowerer<'_> {
             };
             self.diag.error(
                 e.span,
-                format!(
-                    "`{n}` takes {expected} positional argument(s), found {}",
-                    sorted.positional.len()
-                ),
+                crate::messages::linalg_positional(&n, &expected, sorted.positional.len()),
             );
             return None;
         }
@@ -84,26 +87,15 @@ impl Lowerer<'_> {
             match options.iter().find(|o| **o == k.as_str()) {
                 Some(o) if given.iter().any(|(g, _)| g == o) => {
                     self.diag
-                        .error(whole.span, format!("`{n}` got `{k}` twice"));
+                        .error(whole.span, crate::messages::linalg_keyword_twice(&n, k));
                     ok = false;
                 }
                 Some(o) => given.push((o, v)),
                 None => {
-                    let hint = match crate::diag::closest(k, options.iter().copied()) {
-                        Some(c) => format!("did you mean `{c}`?"),
-                        None if options.is_empty() => format!("`{n}` takes no keyword arguments"),
-                        None => format!(
-                            "`{n}` takes {}",
-                            options
-                                .iter()
-                                .map(|o| format!("`{o}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    };
+                    let close = crate::diag::closest(k, options.iter().copied());
                     self.diag.error(
                         whole.span,
-                        format!("unknown keyword argument `{k}` of `{n}`: {hint}"),
+                        crate::messages::linalg_unknown_keyword(&n, k, close, options),
                     );
                     ok = false;
                 }
@@ -136,10 +128,8 @@ impl Lowerer<'_> {
                         (self.bool_option(&items[1], &n, "lower"), &items[0])
                     }
                     ExprKind::Tuple(_) => {
-                        self.diag.error(
-                            first.span,
-                            "the first argument of `cho_solve` is `(c, lower)`, as scipy's, or the lower factor `c` alone",
-                        );
+                        self.diag
+                            .error(first.span, crate::messages::cho_solve_factor());
                         return None;
                     }
                     _ => (Some(true), first),
@@ -180,7 +170,40 @@ impl Lowerer<'_> {
             }
             "inv" => LinalgOp::Inv,
             "det" => LinalgOp::Det,
-            _ => LinalgOp::SlogDet { logabs: false },
+            "eigh" => {
+                let lower = match option("UPLO") {
+                    None => Some(true),
+                    Some(v) => self
+                        .string_option(v, &n, "UPLO", &["L", "U"])
+                        .map(|s| s == "L"),
+                };
+                LinalgOp::Eigh { lower: lower? }
+            }
+            "qr" => {
+                if let Some(v) = option("mode") {
+                    // numpy's other modes ("complete", "r", "raw") are not provided.
+                    self.string_option(v, &n, "mode", &["reduced"])?;
+                }
+                LinalgOp::Qr
+            }
+            "svd" => {
+                for flag in ["full_matrices", "hermitian"] {
+                    if let Some(v) = option(flag) {
+                        self.bool_option(v, &n, flag)?;
+                    }
+                }
+                let uv = match option("compute_uv") {
+                    Some(v) => self.bool_option(v, &n, "compute_uv")?,
+                    None => true,
+                };
+                if uv {
+                    self.diag.error(e.span, crate::messages::svd_vectors());
+                    return None;
+                }
+                LinalgOp::SvdVals
+            }
+            "svdvals" => LinalgOp::SvdVals,
+            _ => LinalgOp::SlogDet,
         };
         if !ok {
             return None;
@@ -195,29 +218,18 @@ impl Lowerer<'_> {
         for (k, (v, a)) in values.iter().zip(&sorted.positional).enumerate() {
             let t = self.ty(*v);
             if k == 0 && t.rank != 2 {
-                self.diag.error(
-                    a.span,
-                    format!(
-                        "`{n}` takes a matrix (batches of matrices are not supported), found a {t}"
-                    ),
-                );
+                self.diag
+                    .error(a.span, crate::messages::linalg_matrix_rank(&n, t));
                 return None;
             }
             if k > 0 && !(t.rank == 1 || t.rank == 2) {
-                self.diag.error(
-                    a.span,
-                    format!("the right-hand side of `{n}` is a vector or a matrix (one column per right-hand side), found a {t}"),
-                );
+                self.diag
+                    .error(a.span, crate::messages::linalg_rhs_rank(&n, t));
                 return None;
             }
             if !t.dtype.is_float() {
-                self.diag.error(
-                    a.span,
-                    format!(
-                        "`{n}` computes in f32 or f64, found a {t}: cast it (`{} as f64`)",
-                        a.label
-                    ),
-                );
+                self.diag
+                    .error(a.span, crate::messages::linalg_float(&n, t, &a.label));
                 return None;
             }
             dtype = Some(match dtype {
@@ -232,13 +244,22 @@ impl Lowerer<'_> {
             let id = this.add(Op::Linalg(op), inputs.clone(), result(rank), e);
             Value { id, weak: false }
         };
+        if let Some(ranks) = op.parts() {
+            // One node computes every result (one factorisation); each is read by a part.
+            let whole = self.add(Op::Linalg(op), inputs, result(0), e);
+            let parts = ranks
+                .iter()
+                .enumerate()
+                .map(|(index, &rank)| Value {
+                    id: self.add(Op::Part { index }, vec![whole], result(rank), e),
+                    weak: false,
+                })
+                .collect();
+            return Some(Lowered::Tuple(parts));
+        }
         Some(match op {
-            LinalgOp::SlogDet { .. } => {
-                let sign = single(self, LinalgOp::SlogDet { logabs: false }, 0);
-                let logabs = single(self, LinalgOp::SlogDet { logabs: true }, 0);
-                Lowered::Tuple(vec![sign, logabs])
-            }
             LinalgOp::Det => Lowered::Single(single(self, op, 0)),
+            LinalgOp::SvdVals => Lowered::Single(single(self, op, 1)),
             LinalgOp::Cholesky { .. } | LinalgOp::Inv => Lowered::Single(single(self, op, 2)),
             _ => {
                 let rank = self.ty(values[1]).rank;
@@ -252,10 +273,8 @@ impl Lowerer<'_> {
         match &v.kind {
             ExprKind::Lit(Lit::Bool(b)) => Some(*b),
             _ => {
-                self.diag.error(
-                    v.span,
-                    format!("`{name}` of `{f}` is a literal `true` or `false` (it chooses the code compiled)"),
-                );
+                self.diag
+                    .error(v.span, crate::messages::linalg_bool_option(f, name));
                 None
             }
         }
@@ -273,14 +292,14 @@ impl Lowerer<'_> {
             ExprKind::Lit(Lit::Str(s)) => {
                 self.diag.error(
                     v.span,
-                    format!("`{name}` of `{f}` is one of {list}, found \"{s}\""),
+                    crate::messages::linalg_string_option(f, name, &list, Some(s)),
                 );
                 None
             }
             _ => {
                 self.diag.error(
                     v.span,
-                    format!("`{name}` of `{f}` is a string literal, one of {list}"),
+                    crate::messages::linalg_string_option(f, name, &list, None),
                 );
                 None
             }
@@ -296,10 +315,7 @@ impl Lowerer<'_> {
             ExprKind::Lit(Lit::Str(s)) if s == "N" => Some(false),
             ExprKind::Lit(Lit::Str(s)) if s == "T" || s == "C" => Some(true),
             _ => {
-                self.diag.error(
-                    v.span,
-                    "`trans` of `solve_triangular` is 0, 1 or 2, or \"N\", \"T\" or \"C\", as scipy's",
-                );
+                self.diag.error(v.span, crate::messages::trans_option());
                 None
             }
         }

@@ -103,6 +103,30 @@ mod tests {
     }
 
     #[test]
+    fn a_factorisation_called_twice_is_computed_once() {
+        // Two qr(m) nodes with the same input merge, then their parts of one index; the
+        // part nobody reads (q) is dropped while the node lives for r.
+        let src = "pub fn f(ms: ArrayView3<f64>) -> Result<Array1<f64>> {
+            let y = scan(|m| { let (_, r) = qr(m); let (_, r2) = qr(m); r.sum() + r2.sum() }, sequences = ms);
+            Ok(y)
+        }";
+        let (ir, fired) = apply(src, Pass::Cse);
+        assert!(!fired.is_empty(), "{fired:?}");
+        assert_eq!(ir.matches("= qr(").count(), 1, "{ir}");
+        assert_eq!(ir.matches("= part#1(").count(), 1, "{ir}");
+        assert!(!ir.contains("part#0"), "{ir}");
+        assert_same_results(
+            src,
+            "f",
+            &[super::super::test_util::Value::from(
+                ndarray::Array3::from_shape_fn((3, 4, 2), |(t, i, j)| {
+                    ((t * 8 + i * 2 + j) as f64 * 0.37).sin()
+                }),
+            )],
+        );
+    }
+
+    #[test]
     fn different_operands_are_not_merged() {
         let src = "pub fn f(u: ArrayView1<f64>) -> Result<Array1<f64>> {
             let y = scan(|u_t| (u_t + 1.0) * (u_t + 2.0), sequences = u);

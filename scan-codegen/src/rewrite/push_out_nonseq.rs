@@ -138,6 +138,28 @@ mod tests {
     }
 
     #[test]
+    fn a_factorisation_with_several_results_moves_with_its_parts() {
+        // eigh(a) is one node read by two parts: both parts become non-sequences, the node
+        // is computed once before the loop, and nothing of it stays in the step.
+        let src = "pub fn f(u: ArrayView2<f64>, a: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let y = scan(|u_t, a| { let (w, v) = eigh(a); v.dot(u_t) * w }, sequences = u, non_sequences = a);
+            Ok(y)
+        }";
+        let (ir, fired) = apply(src, Pass::PushOutNonSeq);
+        assert_eq!(fired.len(), 2, "{fired:?}");
+        assert_eq!(ir.matches("= eigh(").count(), 1, "{ir}");
+        let step_lines: Vec<&str> = ir.lines().filter(|l| l.starts_with("    ")).collect();
+        assert!(
+            step_lines
+                .iter()
+                .all(|l| !l.contains("= eigh(") && !l.contains("= part#")),
+            "{ir}"
+        );
+        let mat = super::super::test_util::mat;
+        assert_same_results(src, "f", &[mat(4, 3, 1.0), mat(3, 3, 2.0)]);
+    }
+
+    #[test]
     fn a_step_result_that_is_invariant_moves_too() {
         let src = "pub fn f(u: ArrayView1<f64>, w: ArrayView1<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
             let (y, z) = scan(|u_t, w| (u_t * 2.0, w * 3.0), sequences = u, outputs_info = [None, None], non_sequences = w);

@@ -1,5 +1,6 @@
 //! Dense linear algebra for the step language (`cholesky`, `cho_solve`, `solve`,
-//! `solve_triangular`, `inv`, `det`, `slogdet`), on faer's factorisations.
+//! `solve_triangular`, `inv`, `det`, `slogdet`, `eigh`, `qr`, `svdvals`), on faer's
+//! factorisations.
 //!
 //! Every kernel copies its matrix into a [`Linalg`] workspace (column-major, the layout
 //! faer's factorisations prefer), factorises there, and writes its result into the
@@ -7,8 +8,9 @@
 //! from step to step, so after the first step of a loop whose shapes stay the same nothing
 //! is allocated: the copies, the permutations and faer's scratch memory (`MemStack`) all
 //! live in vectors that only grow. No factorisation is written here: faer's LU with
-//! partial pivoting, Cholesky (LLT), Bunch-Kaufman (LBLT) and triangular solves do the
-//! work, sequentially (`Par::Seq`).
+//! partial pivoting, Cholesky (LLT), Bunch-Kaufman (LBLT), triangular solves, symmetric
+//! eigendecomposition (tridiagonal reduction, then QR iteration or divide and conquer),
+//! Householder QR and the SVD do the work, sequentially (`Par::Seq`).
 //!
 //! Failures follow numpy, scipy and PyTensor: a matrix that is not positive definite
 //! (`cholesky`, `solve(.., assume_a = "pos")`) and a singular one (an exactly zero pivot:
@@ -21,18 +23,29 @@ use std::mem::MaybeUninit;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::cholesky::{lblt as bunch_kaufman, llt};
 use faer::linalg::lu::partial_pivoting;
-use faer::linalg::triangular_solve;
+use faer::linalg::qr::no_pivoting::factor as qr_factor;
+use faer::linalg::{evd, householder, svd, triangular_solve};
 use faer::{ColMut, MatMut, MatRef, Par};
-use ndarray::{Array, Array2, ArrayView, ArrayView2, ArrayViewMut2, Axis, Dimension, Ix1, Ix2};
+use ndarray::{
+    Array, Array1, Array2, ArrayView, ArrayView2, ArrayViewMut2, Axis, Dimension, Ix1, Ix2,
+};
 
 use super::buffer::try_ensure_shape;
 use crate::element::Float;
 use crate::error::{Error, Result};
 
 /// The float types the factorisations run in: f32 and f64.
-pub trait LinalgFloat: Float + faer::traits::RealField {}
-impl LinalgFloat for f32 {}
-impl LinalgFloat for f64 {}
+pub trait LinalgFloat: Float + faer::traits::RealField {
+    /// The square root of the machine epsilon: components of an eigenvector within this
+    /// (relative) of its largest magnitude count as equally large (`eigh`'s signs).
+    const SQRT_EPS: Self;
+}
+impl LinalgFloat for f32 {
+    const SQRT_EPS: f32 = 3.452_669_8e-4;
+}
+impl LinalgFloat for f64 {
+    const SQRT_EPS: f64 = 1.490_116_119_384_765_6e-8;
+}
 
 /// The memory of one linear-algebra node, kept across the steps of a loop: a column-major
 /// copy of the matrix being factorised, the right-hand sides being solved, the
@@ -495,6 +508,201 @@ pub fn slogdet<T: LinalgFloat>(
         log = log.num_add(u.num_abs().ln());
     }
     Ok((sign, log))
+}
+
+/// `Err(NoConvergence)`: faer's iteration (of an eigendecomposition or an SVD) stopped
+/// before converging (LAPACK's `info > 0`, numpy's "did not converge").
+fn no_convergence(what: &str, step: Option<usize>) -> Error {
+    Error::NoConvergence {
+        what: what.to_string(),
+        step,
+    }
+}
+
+/// A NaN or an infinity (`x - x` is NaN only for those).
+fn not_finite<T: LinalgFloat>(x: T) -> bool {
+    x.num_sub(x) != T::ZERO
+}
+
+/// `eigh(a, UPLO)`: numpy's: the eigenvalues `w` ascending and the eigenvectors, the
+/// columns of `v` (`a v = v diag(w)`, `v` orthogonal), of the symmetric matrix read from
+/// a's lower triangle (`lower`, numpy's default `UPLO = "L"`) or its upper one. An
+/// eigenvector is unique up to its sign (for a simple eigenvalue); here the component of
+/// largest magnitude is positive (of components equal in magnitude within `sqrt(eps)`
+/// relative, the first), where LAPACK's sign is whatever its iteration gave. A NaN or an
+/// infinity in the triangle read gives NaNs (LAPACK's results there are NaNs or garbage).
+#[allow(clippy::too_many_arguments)]
+pub fn eigh<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    w: &mut Array1<T>,
+    v: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    lower: bool,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let n = square(&a, what)?;
+    try_ensure_shape(what, w, ndarray::Ix1(n))?;
+    try_ensure_shape(what, v, ndarray::Ix2(n, n))?;
+    if n == 0 {
+        return Ok(());
+    }
+    // faer reads the lower triangle: the upper one is a^T's lower one.
+    load(&mut ws.a, a, !lower);
+    if (0..n).any(|j| ws.a[j * n + j..(j + 1) * n].iter().any(|&x| not_finite(x))) {
+        w.fill(T::NAN);
+        v.fill(T::NAN);
+        return Ok(());
+    }
+    ws.sub.clear();
+    ws.sub.resize(n, T::ZERO);
+    ws.x.clear();
+    ws.x.resize(n * n, T::ZERO);
+    let req = evd::self_adjoint_evd_scratch::<T>(
+        n,
+        evd::ComputeEigenvectors::Yes,
+        Par::Seq,
+        Default::default(),
+    );
+    let st = stack(&mut ws.stack, req);
+    evd::self_adjoint_evd(
+        mat(&ws.a, n, n),
+        ColMut::from_slice_mut(&mut ws.sub).as_diagonal_mut(),
+        Some(mat_mut(&mut ws.x, n, n)),
+        Par::Seq,
+        st,
+        Default::default(),
+    )
+    .map_err(|_| no_convergence(what, step))?;
+    for (o, &x) in w.iter_mut().zip(&ws.sub) {
+        *o = x;
+    }
+    for j in 0..n {
+        let col = &mut ws.x[j * n..(j + 1) * n];
+        let largest = col.iter().fold(T::ZERO, |m, &x| {
+            let x = x.num_abs();
+            if x > m {
+                x
+            } else {
+                m
+            }
+        });
+        let bar = largest.num_sub(largest.num_mul(T::SQRT_EPS));
+        let flip = col
+            .iter()
+            .find(|x| x.num_abs() >= bar)
+            .is_some_and(|&x| x < T::ZERO);
+        for (i, &x) in col.iter().enumerate() {
+            v[[i, j]] = if flip { x.num_neg() } else { x };
+        }
+    }
+    Ok(())
+}
+
+/// `qr(a)`: numpy's, mode "reduced": `q` (`m x k`, orthonormal columns) and `r` (`k x n`,
+/// upper triangular) with `a = q r`, `k = min(m, n)`, by Householder reflections with
+/// LAPACK's signs (each reflection maps its column to `-sign(a_jj) |column|`, so `r`'s
+/// diagonal is numpy's, not made positive).
+pub fn qr<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    q: &mut Array2<T>,
+    r: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let (m, n) = a.dim();
+    let k = m.min(n);
+    try_ensure_shape(what, q, ndarray::Ix2(m, k))?;
+    try_ensure_shape(what, r, ndarray::Ix2(k, n))?;
+    if k == 0 {
+        return Ok(());
+    }
+    load(&mut ws.a, a, false);
+    let bs = qr_factor::recommended_block_size::<T>(m, n);
+    ws.sub.clear();
+    ws.sub.resize(bs * k, T::ZERO);
+    // Q's first k columns: the reflections applied to the first k columns of I.
+    ws.x.clear();
+    ws.x.resize(m * k, T::ZERO);
+    for j in 0..k {
+        ws.x[j + j * m] = T::ONE;
+    }
+    let req = StackReq::any_of(&[
+        qr_factor::qr_in_place_scratch::<T>(m, n, bs, Par::Seq, Default::default()),
+        householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, k),
+    ]);
+    let st = stack(&mut ws.stack, req);
+    qr_factor::qr_in_place(
+        mat_mut(&mut ws.a, m, n),
+        mat_mut(&mut ws.sub, bs, k),
+        Par::Seq,
+        st,
+        Default::default(),
+    );
+    let st = stack(&mut ws.stack, req);
+    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+        mat(&ws.a, m, n).subcols(0, k),
+        mat(&ws.sub, bs, k),
+        faer::Conj::No,
+        mat_mut(&mut ws.x, m, k),
+        Par::Seq,
+        st,
+    );
+    for ((i, j), o) in q.indexed_iter_mut() {
+        *o = ws.x[i + j * m];
+    }
+    for ((i, j), o) in r.indexed_iter_mut() {
+        *o = if i <= j { ws.a[i + j * m] } else { T::ZERO };
+    }
+    Ok(())
+}
+
+/// `svd(a, compute_uv = false)` (`svdvals(a)`): numpy's and scipy's singular values,
+/// `min(m, n)` of them, descending; NaNs for a matrix with a NaN or an infinity (numpy
+/// raises "SVD did not converge").
+pub fn svdvals<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    out: &mut Array1<T>,
+    a: ArrayView2<'_, T>,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let (m, n) = a.dim();
+    let k = m.min(n);
+    try_ensure_shape(what, out, ndarray::Ix1(k))?;
+    if k == 0 {
+        return Ok(());
+    }
+    load(&mut ws.a, a, false);
+    if ws.a.iter().any(|&x| not_finite(x)) {
+        out.fill(T::NAN);
+        return Ok(());
+    }
+    ws.sub.clear();
+    ws.sub.resize(k, T::ZERO);
+    let req = svd::svd_scratch::<T>(
+        m,
+        n,
+        svd::ComputeSvdVectors::No,
+        svd::ComputeSvdVectors::No,
+        Par::Seq,
+        Default::default(),
+    );
+    let st = stack(&mut ws.stack, req);
+    svd::svd(
+        mat(&ws.a, m, n),
+        ColMut::from_slice_mut(&mut ws.sub).as_diagonal_mut(),
+        None,
+        None,
+        Par::Seq,
+        st,
+        Default::default(),
+    )
+    .map_err(|_| no_convergence(what, step))?;
+    for (o, &x) in out.iter_mut().zip(&ws.sub) {
+        *o = x;
+    }
+    Ok(())
 }
 
 /// `det(a)`: numpy's: the product of the LU factorisation's pivots, signed by its row
