@@ -1020,6 +1020,84 @@ pub fn too_many_indices(t: Type) -> String {
     format!("too many indices: the value is {}", a(t))
 }
 
+// --- keyword arguments, strings and random numbers -------------------------------------
+
+pub fn matmul_of_bools() -> String {
+    "`matmul` expects numbers, found bool: cast with `as f64` (or `as i64`) first".into()
+}
+
+pub fn string_out_of_place() -> String {
+    "a string is only valid as the value of a keyword argument that takes one (`assume_a = \"pos\"`, `on_error = \"nan\"`)".into()
+}
+
+pub fn keyword_out_of_place(name: &impl Display) -> String {
+    format!("a keyword argument `{name} = ..` is only valid in a call of a function that takes it (the linear algebra functions' options, the random draws' `dtype`: docs/SEMANTICS.md)")
+}
+
+pub fn keyword_without_name() -> String {
+    "expected a keyword argument `name = value` (a name on the left)".into()
+}
+
+pub fn draw_dtype() -> String {
+    "the dtype of a draw is `f32` or `f64` (`dtype = f32`)".into()
+}
+
+/// A keyword the random function `name` does not take (`draws` takes `dtype`).
+pub fn draw_keyword(name: &str, draws: bool) -> String {
+    if draws {
+        format!("`{name}` takes only the keyword `dtype = f32` (or `f64`)")
+    } else {
+        format!("`{name}` takes no keyword argument: pass its arguments by position")
+    }
+}
+
+pub fn scalar_logits() -> String {
+    "the logits of `categorical` are an array (one category per element of the last axis), found a scalar: give a vector, one logit per category".into()
+}
+
+pub fn not_a_key(t: Type) -> String {
+    let hint = if t.rank > 0 && t.dtype == DType::I64 {
+        ": an array of keys gives one key per row (`keys[t]`, or pass it as a sequence)"
+    } else {
+        ": make one with `rng_key(seed)`, `split(key)` or a draw's first result"
+    };
+    format!("a random key is a scalar i64, found {t}{hint}")
+}
+
+pub fn float_parameter(what: &str, t: Type) -> String {
+    format!("{what} is a float, found {t}: cast it with `as f64`")
+}
+
+// --- a .scan file that does not split into tokens (build scripts and scanc) -------------
+
+pub fn unterminated_string() -> String {
+    "unterminated string: this string is never closed".into()
+}
+
+pub fn bad_char_literal() -> String {
+    "invalid character literal or lifetime".into()
+}
+
+pub fn unterminated_comment() -> String {
+    "unterminated block comment: this `/*` is never closed".into()
+}
+
+pub fn unclosed_delimiter(c: char) -> String {
+    format!("unclosed delimiter: this `{c}` is never closed")
+}
+
+pub fn unexpected_closing(c: char) -> String {
+    format!("unexpected closing delimiter `{c}`: it closes nothing, or a delimiter opened before it is not closed")
+}
+
+pub fn unexpected_character(c: char) -> String {
+    format!("unexpected character `{c}`: it is not part of any Rust token")
+}
+
+pub fn not_tokens() -> String {
+    "the source does not split into Rust tokens".into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,20 +203,15 @@ fn lex_message(error: &SourceError) -> String {
             .collect(),
         None => Vec::new(),
     };
+    use crate::messages as msg;
     match at.as_slice() {
-        ['"', ..] | ['r', '"' | '#', ..] | ['b', '"', ..] => {
-            "unterminated string: this string is never closed".to_string()
-        }
-        ['\'', ..] => "invalid character literal or lifetime".to_string(),
-        ['/', '*', ..] => "unterminated block comment: this `/*` is never closed".to_string(),
-        [c @ ('(' | '[' | '{'), ..] => format!("unclosed delimiter: this `{c}` is never closed"),
-        [c @ (')' | ']' | '}'), ..] => format!(
-            "unexpected closing delimiter `{c}`: it closes nothing, or a delimiter opened before it is not closed"
-        ),
-        [c, ..] if !c.is_whitespace() => {
-            format!("unexpected character `{c}`: it is not part of any Rust token")
-        }
-        _ => "the source does not split into Rust tokens".to_string(),
+        ['"', ..] | ['r', '"' | '#', ..] | ['b', '"', ..] => msg::unterminated_string(),
+        ['\'', ..] => msg::bad_char_literal(),
+        ['/', '*', ..] => msg::unterminated_comment(),
+        [c @ ('(' | '[' | '{'), ..] => msg::unclosed_delimiter(*c),
+        [c @ (')' | ']' | '}'), ..] => msg::unexpected_closing(*c),
+        [c, ..] if !c.is_whitespace() => msg::unexpected_character(*c),
+        _ => msg::not_tokens(),
     }
 }
 

@@ -679,8 +679,7 @@ impl Lowerer<'_> {
         }
         let dtype = self.promote(&[a, b]);
         if !dtype.is_number() {
-            self.diag
-                .error(e.span, "`matmul` expects numbers, found bool");
+            self.diag.error(e.span, crate::messages::matmul_of_bools());
             return None;
         }
         let (op, rank) = match (ta.rank, tb.rank) {
@@ -747,13 +746,8 @@ impl Lowerer<'_> {
             let rank = t.rank as i64;
             let k = if v < 0 { v + rank } else { v };
             if k < 0 || k >= rank {
-                this.diag.error(
-                    x.span,
-                    format!(
-                        "axis {v} is out of range for a {t} (valid: {}..{rank})",
-                        -rank
-                    ),
-                );
+                this.diag
+                    .error(x.span, crate::messages::axis_out_of_range(v, t));
                 return None;
             }
             Some(k as usize)

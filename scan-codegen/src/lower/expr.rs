@@ -13,17 +13,13 @@ impl Lowerer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Option<Lowered> {
         let v = match &e.kind {
             ExprKind::Lit(Lit::Str(_)) => {
-                self.diag.error(
-                    e.span,
-                    "a string is only valid as the value of a keyword argument that takes one (`assume_a = \"pos\"`, `on_error = \"nan\"`)",
-                );
+                self.diag
+                    .error(e.span, crate::messages::string_out_of_place());
                 return None;
             }
             ExprKind::Keyword(name, _) => {
-                self.diag.error(
-                    e.span,
-                    format!("a keyword argument `{name} = ..` is only valid in a call of a function that takes it (the linear algebra functions' options, the random draws' `dtype`: docs/SEMANTICS.md)"),
-                );
+                self.diag
+                    .error(e.span, crate::messages::keyword_out_of_place(name));
                 return None;
             }
             ExprKind::Lit(lit) => self.literal(lit, e),

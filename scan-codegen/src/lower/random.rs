@@ -45,10 +45,7 @@ impl Lowerer<'_> {
                 };
                 this.diag.error(
                     e.span,
-                    format!(
-                        "`{n}` takes {expected} argument(s), found {}",
-                        positional.len()
-                    ),
+                    crate::messages::arity(&n, &expected, positional.len()),
                 );
                 return None;
             }
@@ -68,19 +65,12 @@ impl Lowerer<'_> {
             match chosen {
                 Some(d) if draws_in && kw == "dtype" => dtype = d,
                 None if draws_in && kw == "dtype" => {
-                    self.diag.error(
-                        value.span,
-                        "the dtype of a draw is `f32` or `f64` (`dtype = f32`)",
-                    );
+                    self.diag.error(value.span, crate::messages::draw_dtype());
                     return Some(None);
                 }
                 _ => {
-                    let what = if draws_in {
-                        "takes only the keyword `dtype = f32` (or `f64`)"
-                    } else {
-                        "takes no keyword argument"
-                    };
-                    self.diag.error(k.span, format!("`{n}` {what}"));
+                    self.diag
+                        .error(k.span, crate::messages::draw_keyword(&n, draws_in));
                     return Some(None);
                 }
             }
@@ -189,10 +179,8 @@ impl Lowerer<'_> {
                 let logits = self.float_operand(args[1], "the logits of `categorical`")?;
                 let rank = self.graph().ty(logits).rank;
                 if rank == 0 {
-                    self.diag.error(
-                        args[1].span,
-                        "the logits of `categorical` are an array (one category per element of the last axis), found a scalar",
-                    );
+                    self.diag
+                        .error(args[1].span, crate::messages::scalar_logits());
                     return None;
                 }
                 random(
@@ -223,15 +211,7 @@ impl Lowerer<'_> {
         if t == Type::scalar(DType::I64) || (v.weak && t.rank == 0 && t.dtype.is_int()) {
             return Some(self.cast(v, DType::I64, a));
         }
-        let hint = if t.rank > 0 && t.dtype == DType::I64 {
-            ": an array of keys gives one key per row (`keys[t]`, or pass it as a sequence)"
-        } else {
-            ": make one with `rng_key(seed)`, `split(key)` or a draw's first result"
-        };
-        self.diag.error(
-            a.span,
-            format!("a random key is a scalar i64, found {t}{hint}"),
-        );
+        self.diag.error(a.span, crate::messages::not_a_key(t));
         None
     }
 
@@ -244,7 +224,7 @@ impl Lowerer<'_> {
         }
         if t.dtype == DType::Bool {
             self.diag
-                .error(a.span, format!("{what} is a float, found {t}"));
+                .error(a.span, crate::messages::float_parameter(what, t));
             return None;
         }
         Some(self.cast(v, DType::F64, a))

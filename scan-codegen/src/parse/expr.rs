@@ -310,10 +310,7 @@ fn argument(a: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         _ => None,
     };
     let Some(name) = name else {
-        diag.error(
-            assign.left.span(),
-            "expected a keyword argument `name = value` (a name on the left)",
-        );
+        diag.error(assign.left.span(), crate::messages::keyword_without_name());
         return None;
     };
     let value = expr(&assign.right, diag)?;
