@@ -3,7 +3,7 @@
 X = N(mu, sigma^2) + Exp(lam). With z = (x - mu) / sigma and u = lam * sigma, its CDF is
 F(x) = Phi(z) - exp(u^2/2 - u z) Phi(z - u). The quantile x(p) solves F(x) = p; here with
 mpmath at 60 digits (findroot from scipy's estimate) for each p as the f64 the
-tests pass, printed as Rust literals for the
+tests pass, rounded to f64 and printed as Rust literals for the
 tests. Run: python tools/emg_quantiles.py (needs mpmath and scipy).
 """
 import mpmath as mp
@@ -29,4 +29,4 @@ for (mu, sigma, lam) in [(0.0, 1.0, 0.5), (2.0, 0.5, 3.0)]:
     # quantile by 1e-9 where the density is 5e-8).
     xs = [quantile(mp.mpf(float(p)), mu, sigma, lam) for p in PS]
     print(f"// mu = {mu}, sigma = {sigma}, lam = {lam}; p = {', '.join(PS)}")
-    print("[" + ", ".join(mp.nstr(x, 20) for x in xs) + "]")
+    print("[" + ", ".join(repr(float(x)) for x in xs) + "]")
