@@ -88,7 +88,8 @@ pub struct Expr {
 }
 
 pub enum Lit {
-    Int(i64, Option<crate::ir::DType>),
+    /// The value (i128: every u64 and i64 fits) and the suffix's dtype.
+    Int(i128, Option<crate::ir::DType>),
     Float(f64, Option<crate::ir::DType>),
     Bool(bool),
     /// `"pos"`: only as the value of a keyword argument (`assume_a = "pos"`).

@@ -80,7 +80,7 @@ pub fn unsupported_param_type(found: &str, hint: ParamHint) -> String {
         ParamHint::None => String::new(),
     };
     format!(
-        "unsupported parameter type `{found}`: expected `ArrayView1<T>` .. `ArrayView4<T>`, a scalar `f32`, `f64`, `i32`, `i64` or `bool`, or `usize`, with T one of f32, f64, i32, i64, bool{hint}"
+        "unsupported parameter type `{found}`: expected `ArrayView1<T>` .. `ArrayView4<T>`, a scalar `T`, or `usize`, with T one of {DTYPES}{hint}"
     )
 }
 
@@ -90,7 +90,7 @@ pub fn unsupported_result_type(found: &str, view: Option<usize>) -> String {
         None => String::new(),
     };
     format!(
-        "unsupported result type `{found}`: expected `Array0<T>` .. `Array4<T>` or a scalar, with T one of f32, f64, i32, i64, bool{hint}"
+        "unsupported result type `{found}`: expected `Array0<T>` .. `Array4<T>` or a scalar, with T one of {DTYPES}{hint}"
     )
 }
 
@@ -126,12 +126,51 @@ pub fn unknown_rewrite(passes: &str) -> String {
 // syntax: what the step language does not have
 // ---------------------------------------------------------------------------------------
 
+/// The dtypes of the step language, for messages.
+const DTYPES: &str = "f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool";
+
 pub fn literal_suffix(suffix: &str) -> String {
-    format!("unsupported literal suffix `{suffix}`: expected one of i32, i64, f32, f64")
+    format!(
+        "unsupported literal suffix `{suffix}`: expected one of {}",
+        DTYPES.trim_end_matches(", bool")
+    )
 }
 
 pub fn integer_out_of_range(err: impl Display) -> String {
-    format!("integer literal out of range for i64: {err}")
+    format!("integer literal out of range: {err}")
+}
+
+/// An integer literal that is not a value of its dtype: its suffix's (`300u8`, `-1u32`),
+/// i64 for an untyped literal alone, or, for an untyped literal among typed operands,
+/// the dtype it adapts to (`x + 300` of a u8 `x`: numpy 2 raises OverflowError).
+pub fn literal_out_of_range(value: i128, dtype: DType, how: LiteralDType) -> String {
+    let (lo, hi) = dtype.int_range().unwrap_or((0, 0));
+    let range = format!("{dtype} holds {lo}..={hi}");
+    match how {
+        LiteralDType::Suffix => format!(
+            "integer literal `{value}{dtype}` is out of range: {range}; write a value in range or another suffix"
+        ),
+        LiteralDType::Default if DType::U64.holds(value) => format!(
+            "integer literal `{value}` is out of range for i64, the dtype of an untyped integer literal: give it the suffix u64 (`{value}u64`)"
+        ),
+        LiteralDType::Default => format!(
+            "integer literal `{value}` is out of range for i64, the dtype of an untyped integer literal, and for every other integer dtype"
+        ),
+        LiteralDType::Adapted => format!(
+            "integer literal `{value}` is out of range for {dtype}, the dtype it takes from the other operands ({range}; numpy raises OverflowError): cast the other operand to a wider dtype (`x as i64`) or write a value in range"
+        ),
+    }
+}
+
+/// Where an integer literal's dtype came from, for [`literal_out_of_range`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiteralDType {
+    /// Its suffix.
+    Suffix,
+    /// None: an untyped literal alone is i64.
+    Default,
+    /// The typed operands it adapts to.
+    Adapted,
 }
 
 pub fn float_with_integer_suffix() -> String {

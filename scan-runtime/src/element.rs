@@ -1,6 +1,7 @@
 //! Element types of scan arrays and the operations generic kernels need from them.
 //!
-//! Five dtypes exist, as in the scan language: `bool`, `i32`, `i64`, `f32`, `f64`.
+//! The dtypes of the scan language: `bool`, the integers `i8 i16 i32 i64 u8 u16 u32 u64`,
+//! `f32` and `f64`.
 //! Integer arithmetic wraps (like numpy, and so that debug builds never panic on user data);
 //! float arithmetic is IEEE.
 
@@ -11,13 +12,19 @@ use crate::error::Result;
 mod sealed {
     pub trait Sealed {}
     impl Sealed for bool {}
+    impl Sealed for i8 {}
+    impl Sealed for i16 {}
     impl Sealed for i32 {}
     impl Sealed for i64 {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
     impl Sealed for f32 {}
     impl Sealed for f64 {}
 }
 
-/// Any of the five dtypes. Sealed: kernels rely on these exact types.
+/// Any of the scan language's dtypes. Sealed: kernels rely on these exact types.
 pub trait Element:
     Copy + Default + PartialEq + PartialOrd + std::fmt::Debug + Send + Sync + 'static + sealed::Sealed
 {
@@ -224,7 +231,73 @@ macro_rules! int_impls {
     )*};
 }
 
-int_impls!(i32, i64);
+int_impls!(i8, i16, i32, i64);
+
+/// The unsigned integers: wrapping like the signed ones; `%` and `//` are Rust's (no value
+/// is negative; a divisor of 0 gives 0, as for the signed ones), `abs` is the value, `-x`
+/// wraps (numpy's `-np.uint8(1)` is 255), and a negative power is 0 except of 1.
+macro_rules! uint_impls {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+
+        impl Number for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+
+            #[inline]
+            fn num_add(self, rhs: Self) -> Self {
+                self.wrapping_add(rhs)
+            }
+            #[inline]
+            fn num_sub(self, rhs: Self) -> Self {
+                self.wrapping_sub(rhs)
+            }
+            #[inline]
+            fn num_mul(self, rhs: Self) -> Self {
+                self.wrapping_mul(rhs)
+            }
+            #[inline]
+            fn num_neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline]
+            fn num_abs(self) -> Self {
+                self
+            }
+            #[inline]
+            fn num_rem(self, rhs: Self) -> Self {
+                self.checked_rem(rhs).unwrap_or(0)
+            }
+            #[inline]
+            fn num_floor_div(self, rhs: Self) -> Self {
+                self.checked_div(rhs).unwrap_or(0)
+            }
+            #[inline]
+            fn num_powi(self, n: i32) -> Self {
+                if n >= 0 {
+                    self.wrapping_pow(n.unsigned_abs())
+                } else if self == 1 {
+                    1
+                } else {
+                    0
+                }
+            }
+            #[inline]
+            fn gemm(
+                out: ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::gemm_loop(out, a, b, what)
+            }
+        }
+    )*};
+}
+
+uint_impls!(u8, u16, u32, u64);
 
 /// Methods of `Float` that call std's method of the same name.
 macro_rules! std_float_methods {
@@ -434,10 +507,16 @@ macro_rules! cast_as {
     )*};
 }
 
-cast_as!(i32 => i32, i64, f32, f64);
-cast_as!(i64 => i32, i64, f32, f64);
-cast_as!(f32 => i32, i64, f32, f64);
-cast_as!(f64 => i32, i64, f32, f64);
+cast_as!(i8 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(i16 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(i32 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(i64 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(u8 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(u16 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(u32 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(u64 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(f32 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+cast_as!(f64 => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
 macro_rules! cast_bool {
     ($($t:ty => $zero:expr, $one:expr);*) => {$(
@@ -457,7 +536,8 @@ macro_rules! cast_bool {
     )*};
 }
 
-cast_bool!(i32 => 0, 1; i64 => 0, 1; f32 => 0.0, 1.0; f64 => 0.0, 1.0);
+cast_bool!(i8 => 0, 1; i16 => 0, 1; i32 => 0, 1; i64 => 0, 1; u8 => 0, 1; u16 => 0, 1;
+    u32 => 0, 1; u64 => 0, 1; f32 => 0.0, 1.0; f64 => 0.0, 1.0);
 
 impl Cast<bool> for bool {
     #[inline]
@@ -533,5 +613,52 @@ mod tests {
         assert_eq!((-7i64).num_floor_div(2), -4);
         assert_eq!(3i32.num_powi(3), 27);
         assert_eq!(2.0f32.num_powi(-1), 0.5);
+    }
+
+    #[test]
+    fn small_and_unsigned_integers_wrap_like_numpy() {
+        // numpy: np.uint8(255) + np.uint8(1) == 0, np.int8(-128) - np.int8(1) == 127.
+        assert_eq!(255u8.num_add(1), 0);
+        assert_eq!((-128i8).num_sub(1), 127);
+        assert_eq!(0u16.num_sub(1), u16::MAX);
+        assert_eq!(1u8.num_neg(), 255);
+        assert_eq!(200u8.num_abs(), 200);
+        assert_eq!((-128i8).num_abs(), -128);
+        // Floor division and remainder of a negative i8 by a positive one (numpy's -7 // 2
+        // == -4, -7 % 2 == 1); unsigned ones are Rust's; a divisor of 0 gives 0.
+        assert_eq!((-7i8).num_floor_div(2), -4);
+        assert_eq!((-7i8).num_rem(2), 1);
+        assert_eq!((-128i8).num_floor_div(-1), -128);
+        assert_eq!(7u8.num_floor_div(2), 3);
+        assert_eq!(7u32.num_rem(4), 3);
+        assert_eq!(7u64.num_floor_div(0), 0);
+        assert_eq!(7u16.num_rem(0), 0);
+        assert_eq!(2u8.num_powi(8), 0);
+        assert_eq!(1u32.num_powi(-3), 1);
+        assert_eq!(3u32.num_powi(-1), 0);
+        assert_eq!(crate::math::sign(0u8), 0);
+        assert_eq!(crate::math::sign(9u64), 1);
+    }
+
+    #[test]
+    fn casts_of_the_small_and_unsigned_integers_are_rust_as() {
+        let to_u8: u8 = (-1i64).cast();
+        assert_eq!(to_u8, 255);
+        let to_i8: i8 = 200u8.cast();
+        assert_eq!(to_i8, -56);
+        // Float to integer truncates toward zero and saturates; NaN gives 0.
+        let sat: (u8, u8, u8, i8) = (
+            300.0f64.cast(),
+            (-5.0f32).cast(),
+            f64::NAN.cast(),
+            (-200.7f64).cast(),
+        );
+        assert_eq!(sat, (255, 0, 0, -128));
+        let big: f32 = u64::MAX.cast();
+        assert_eq!(big, 18446744073709551616.0f32);
+        let b: bool = 0u16.cast();
+        assert!(!b);
+        let one: u64 = true.cast();
+        assert_eq!(one, 1);
     }
 }

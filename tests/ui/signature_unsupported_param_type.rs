@@ -6,7 +6,7 @@ scan! {
         r: &ArrayView1<f64>,
         o: Array1<f64>,
         big: ArrayView5<f64>,
-        n: u32,
+        n: u128,
     ) -> Result<f64> {
         Ok(1.0)
     }

@@ -104,13 +104,20 @@ pub fn literal(value: crate::ir::Literal, dtype: crate::ir::DType) -> TokenStrea
             quote!((#lit as #ty))
         }
     };
+    fn int(v: impl quote::ToTokens) -> TokenStream {
+        quote!(#v)
+    }
     match (value, dtype) {
         (Literal::Bool(b), _) => quote!(#b),
-        (Literal::Int(v), DType::I32) => {
-            let v = v as i32;
-            quote!(#v)
-        }
-        (Literal::Int(v), _) => quote!(#v),
+        // Lowering keeps an integer constant within its dtype; `as` only picks the suffix.
+        (Literal::Int(v), DType::I8) => int(v as i8),
+        (Literal::Int(v), DType::I16) => int(v as i16),
+        (Literal::Int(v), DType::I32) => int(v as i32),
+        (Literal::Int(v), DType::U8) => int(v as u8),
+        (Literal::Int(v), DType::U16) => int(v as u16),
+        (Literal::Int(v), DType::U32) => int(v as u32),
+        (Literal::Int(v), DType::U64) => int(v as u64),
+        (Literal::Int(v), _) => int(v as i64),
         (Literal::Float(v), DType::F32) => float(v as f32 as f64, quote!(f32)),
         (Literal::Float(v), _) => float(v, quote!(f64)),
     }

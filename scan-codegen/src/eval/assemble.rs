@@ -4,7 +4,7 @@
 
 use ndarray::{ArrayD, ArrayViewD, Axis, Dimension, IxDyn};
 
-use super::value::{map_array, with_dtype, Element, Value};
+use super::value::{map_array, same_number, with_dtype, Element, Value};
 
 /// The arrays inside `parts`, all of dtype `T` (an IR error otherwise).
 fn views<'a, T: Element>(
@@ -366,7 +366,7 @@ pub fn scatter(
     let keep = |_: bool, v: bool| v;
     // A number is written, or added (`inc`).
     macro_rules! numeric {
-        ($a:expr, $v:expr, $variant:ident) => {
+        ($a:expr, $v:expr) => {
             write(
                 $a,
                 $v,
@@ -376,21 +376,19 @@ pub fn scatter(
                 |o, e| if inc { o.add(e) } else { e },
                 label,
             )
-            .map(Value::$variant)
+            .map(Element::into_value)
         };
     }
     match (x, value) {
         (Value::Bool(a), Value::Bool(v)) if !inc => {
             write(a, v, &rows, &shape, axis, keep, label).map(Value::Bool)
         }
-        (Value::I32(a), Value::I32(v)) => numeric!(a, v, I32),
-        (Value::I64(a), Value::I64(v)) => numeric!(a, v, I64),
-        (Value::F32(a), Value::F32(v)) => numeric!(a, v, F32),
-        (Value::F64(a), Value::F64(v)) => numeric!(a, v, F64),
-        _ => Err(format!(
-            "IR error: `{label}`: inc_subtensor of {}",
-            x.describe()
-        )),
+        _ => same_number!((x, value), (a, v) => numeric!(a, v)).unwrap_or_else(|| {
+            Err(format!(
+                "IR error: `{label}`: inc_subtensor of {}",
+                x.describe()
+            ))
+        }),
     }
 }
 
@@ -457,42 +455,10 @@ pub fn mask_set(
         (Value::Bool(a), Value::Bool(v)) if !inc => {
             write(a, v, &picked, &shape, |_, e| e, label).map(Value::Bool)
         }
-        (Value::I32(a), Value::I32(v)) => write(
-            a,
-            v,
-            &picked,
-            &shape,
-            |o: i32, e| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::I32),
-        (Value::I64(a), Value::I64(v)) => write(
-            a,
-            v,
-            &picked,
-            &shape,
-            |o: i64, e| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::I64),
-        (Value::F32(a), Value::F32(v)) => write(
-            a,
-            v,
-            &picked,
-            &shape,
-            |o: f32, e| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::F32),
-        (Value::F64(a), Value::F64(v)) => write(
-            a,
-            v,
-            &picked,
-            &shape,
-            |o: f64, e| if inc { o.add(e) } else { e },
-            label,
-        )
-        .map(Value::F64),
-        _ => Err(format!("IR error: `{label}`: inc of {}", x.describe())),
+        _ => same_number!((x, value), (a, v) => {
+            write(a, v, &picked, &shape, |o, e| if inc { o.add(e) } else { e }, label)
+                .map(Element::into_value)
+        })
+        .unwrap_or_else(|| Err(format!("IR error: `{label}`: inc of {}", x.describe()))),
     }
 }

@@ -4,7 +4,7 @@
 use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 
 use super::num::{Float, Number};
-use super::value::{Element, Value};
+use super::value::{same_any, same_int, same_number, with_int, Element, Value};
 use crate::ir::ElemOp;
 
 /// numpy's broadcast shape: trailing axes aligned, a size-1 axis stretches to the other
@@ -105,8 +105,6 @@ fn unary(op: ElemOp, x: &Value) -> Option<Value> {
             ElemOp::Not => Some(Value::Bool(a.mapv(|x| !x))),
             _ => None,
         },
-        Value::I32(a) => number_unary(op, a).map(Value::I32),
-        Value::I64(a) => number_unary(op, a).map(Value::I64),
         Value::F32(a) => float_test(op, a).map(Value::Bool).or_else(|| {
             number_unary(op, a)
                 .or_else(|| float_unary(op, a))
@@ -117,6 +115,7 @@ fn unary(op: ElemOp, x: &Value) -> Option<Value> {
                 .or_else(|| float_unary(op, a))
                 .map(Value::F64)
         }),
+        int => with_int!(int, a => number_unary(op, a).map(Element::into_value)).flatten(),
     }
 }
 
@@ -197,8 +196,6 @@ fn binary(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Va
             ElemOp::Or => Some(Value::Bool(map2(x, y, shape, |p, q| p || q)?)),
             _ => None,
         },
-        (Value::I32(x), Value::I32(y)) => number_binary(op, x, y, shape)?.map(Value::I32),
-        (Value::I64(x), Value::I64(y)) => number_binary(op, x, y, shape)?.map(Value::I64),
         (Value::F32(x), Value::F32(y)) => match number_binary(op, x, y, shape)? {
             Some(r) => Some(Value::F32(r)),
             None => float_binary(op, x, y, shape)?.map(Value::F32),
@@ -207,7 +204,11 @@ fn binary(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Va
             Some(r) => Some(Value::F64(r)),
             None => float_binary(op, x, y, shape)?.map(Value::F64),
         },
-        _ => None,
+        _ => same_int!((a, b), (x, y) => {
+            number_binary(op, x, y, shape).map(|r| r.map(Element::into_value))
+        })
+        .transpose()?
+        .flatten(),
     })
 }
 
@@ -271,14 +272,7 @@ fn compare(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<V
             None => Ok(None),
         }
     }
-    match (a, b) {
-        (Value::Bool(x), Value::Bool(y)) => go(op, x, y, shape),
-        (Value::I32(x), Value::I32(y)) => go(op, x, y, shape),
-        (Value::I64(x), Value::I64(y)) => go(op, x, y, shape),
-        (Value::F32(x), Value::F32(y)) => go(op, x, y, shape),
-        (Value::F64(x), Value::F64(y)) => go(op, x, y, shape),
-        _ => Ok(None),
-    }
+    same_any!((a, b), (x, y) => go(op, x, y, shape)).unwrap_or(Ok(None))
 }
 
 /// `clip(x, lo, hi)`: `x` raised to `lo`, then lowered to `hi`, NaN propagating.
@@ -292,13 +286,7 @@ fn clip(x: &Value, lo: &Value, hi: &Value, shape: &[usize]) -> Result<Option<Val
         let r = map3(x, lo, hi, shape, |x, lo, hi| x.maximum(lo).minimum(hi))?;
         Ok(Some(T::into_value(r)))
     }
-    match (x, lo, hi) {
-        (Value::I32(x), Value::I32(l), Value::I32(h)) => go(x, l, h, shape),
-        (Value::I64(x), Value::I64(l), Value::I64(h)) => go(x, l, h, shape),
-        (Value::F32(x), Value::F32(l), Value::F32(h)) => go(x, l, h, shape),
-        (Value::F64(x), Value::F64(l), Value::F64(h)) => go(x, l, h, shape),
-        _ => Ok(None),
-    }
+    same_number!((x, lo, hi), (x, l, h) => go(x, l, h, shape)).unwrap_or(Ok(None))
 }
 
 /// `where(c, a, b)`: `a` where `c`, else `b`.
@@ -321,14 +309,7 @@ fn select(c: &Value, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Val
     let Value::Bool(c) = c else {
         return Ok(None);
     };
-    match (a, b) {
-        (Value::Bool(x), Value::Bool(y)) => go(c, x, y, shape),
-        (Value::I32(x), Value::I32(y)) => go(c, x, y, shape),
-        (Value::I64(x), Value::I64(y)) => go(c, x, y, shape),
-        (Value::F32(x), Value::F32(y)) => go(c, x, y, shape),
-        (Value::F64(x), Value::F64(y)) => go(c, x, y, shape),
-        _ => Ok(None),
-    }
+    same_any!((a, b), (x, y) => go(c, x, y, shape)).unwrap_or(Ok(None))
 }
 
 #[cfg(test)]

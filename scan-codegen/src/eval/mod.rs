@@ -186,8 +186,9 @@ fn length_variants(args: &[Value]) -> Vec<Vec<Value>> {
             variants.push(
                 args.iter()
                     .map(|a| match a {
-                        Value::I32(x) if x.ndim() == 0 => Value::from(n as i32),
-                        Value::I64(x) if x.ndim() == 0 => Value::from(n as i64),
+                        int if int.rank() == 0 && int.dtype().is_int() => {
+                            Value::from(n as i64).cast(int.dtype())
+                        }
                         other => other.clone(),
                     })
                     .collect(),

@@ -3,7 +3,7 @@
 
 use super::value::Element;
 
-/// The numeric dtypes (i32, i64, f32, f64).
+/// The numeric dtypes (the signed and unsigned integers, f32, f64).
 pub trait Number: Element {
     fn zero() -> Self;
     fn one() -> Self;
@@ -163,8 +163,70 @@ macro_rules! int_number {
     };
 }
 
+int_number!(i8);
+int_number!(i16);
 int_number!(i32);
 int_number!(i64);
+
+/// The unsigned integers: the same wrapping arithmetic; no value is negative, so `%` and
+/// `//` are Rust's (`x % 0` and `x // 0` are 0, as for the signed ones), `abs` is the value
+/// and `-x` wraps (numpy's `-np.uint8(1)` is 255).
+macro_rules! uint_number {
+    ($t:ty) => {
+        impl Number for $t {
+            fn zero() -> $t {
+                0
+            }
+            fn one() -> $t {
+                1
+            }
+            fn add(self, other: $t) -> $t {
+                self.wrapping_add(other)
+            }
+            fn sub(self, other: $t) -> $t {
+                self.wrapping_sub(other)
+            }
+            fn mul(self, other: $t) -> $t {
+                self.wrapping_mul(other)
+            }
+            fn neg(self) -> $t {
+                self.wrapping_neg()
+            }
+            fn abs(self) -> $t {
+                self
+            }
+            fn floor_div(self, other: $t) -> $t {
+                self.checked_div(other).unwrap_or(0)
+            }
+            fn rem(self, other: $t) -> $t {
+                self.checked_rem(other).unwrap_or(0)
+            }
+            fn maximum(self, other: $t) -> $t {
+                self.max(other)
+            }
+            fn minimum(self, other: $t) -> $t {
+                self.min(other)
+            }
+            fn powi(self, n: i32) -> $t {
+                if n >= 0 {
+                    self.wrapping_pow(n.unsigned_abs())
+                } else if self == 1 {
+                    1
+                } else {
+                    0
+                }
+            }
+            fn sign(self) -> $t {
+                <$t>::from(self != 0)
+            }
+        }
+    };
+}
+
+uint_number!(u8);
+uint_number!(u16);
+uint_number!(u32);
+uint_number!(u64);
 
 /// The special functions of [`super::special`], in f64 (an f32 rounded once at the end).
 macro_rules! special {
@@ -434,6 +496,30 @@ mod tests {
         assert_eq!(Number::powi(-1i64, -2), 1);
         assert_eq!(Number::powi(5i64, -1), 0);
         assert_eq!(Number::powi(2.0f64, -2), 0.25);
+    }
+
+    #[test]
+    fn small_and_unsigned_integers_follow_numpy() {
+        // numpy 2.4.6 (tools/int_dtypes.py).
+        assert_eq!(Number::add(255u8, 1), 0);
+        assert_eq!(Number::sub(-128i8, 1), 127);
+        assert_eq!(Number::mul(100i8, 3), 44);
+        assert_eq!(Number::neg(1u8), 255);
+        assert_eq!(Number::abs(200u8), 200);
+        assert_eq!(Number::floor_div(-7i8, 2), -4);
+        assert_eq!(Number::rem(-7i8, 3), 2);
+        assert_eq!(Number::floor_div(-128i8, 2), -64);
+        assert_eq!(Number::rem(-128i8, 3), 1);
+        assert_eq!(Number::floor_div(200u8, 3), 66);
+        assert_eq!(Number::rem(200u8, 3), 2);
+        assert_eq!(Number::floor_div(7u16, 0), 0);
+        assert_eq!(Number::rem(7u64, 0), 0);
+        assert_eq!(Number::powi(2u8, 8), 0);
+        assert_eq!(Number::powi(1u32, -2), 1);
+        assert_eq!(Number::powi(2u32, -2), 0);
+        assert_eq!(Number::sign(0u8), 0);
+        assert_eq!(Number::sign(7u64), 1);
+        assert_eq!(Number::sign(-7i16), -1);
     }
 
     #[test]

@@ -6,7 +6,9 @@ use ndarray::{
 };
 
 use super::num::{Float, Number};
-use super::value::{literal_as, map_array, with_dtype, Element, Value};
+use super::value::{
+    literal_as, map_array, same_any, same_number, with_array, with_dtype, with_int, Element, Value,
+};
 use crate::ir::{DType, Literal, LoopCheck, PathStep, ReduceOp};
 
 // ---------------------------------------------------------------------------------------
@@ -15,12 +17,9 @@ use crate::ir::{DType, Literal, LoopCheck, PathStep, ReduceOp};
 /// Vector/matrix products by rank: (1,1) -> scalar, (1,2) -> v·M, (2,1) -> M·v, (2,2) ->
 /// matrix product. Integers wrap.
 pub fn dot(a: &Value, b: &Value, label: &str) -> Result<Value, String> {
-    match (a, b) {
-        (Value::I32(x), Value::I32(y)) => dot_arrays(x, y, label).map(Value::I32),
-        (Value::I64(x), Value::I64(y)) => dot_arrays(x, y, label).map(Value::I64),
-        (Value::F32(x), Value::F32(y)) => dot_arrays(x, y, label).map(Value::F32),
-        (Value::F64(x), Value::F64(y)) => dot_arrays(x, y, label).map(Value::F64),
-        _ => Err(format!(
+    match same_number!((a, b), (x, y) => dot_arrays(x, y, label).map(Element::into_value)) {
+        Some(r) => r,
+        None => Err(format!(
             "IR error: `{label}`: dot of {} and {}",
             a.describe(),
             b.describe()
@@ -172,20 +171,12 @@ pub fn dot_sum(
     transpose: [bool; 2],
     names: &DotSumNames,
 ) -> Result<Value, String> {
-    match (init, p, q) {
-        (Value::I32(a), Value::I32(x), Value::I32(y)) => {
-            dot_sum_arrays(a, x, y, transpose, names).map(Value::I32)
-        }
-        (Value::I64(a), Value::I64(x), Value::I64(y)) => {
-            dot_sum_arrays(a, x, y, transpose, names).map(Value::I64)
-        }
-        (Value::F32(a), Value::F32(x), Value::F32(y)) => {
-            dot_sum_arrays(a, x, y, transpose, names).map(Value::F32)
-        }
-        (Value::F64(a), Value::F64(x), Value::F64(y)) => {
-            dot_sum_arrays(a, x, y, transpose, names).map(Value::F64)
-        }
-        _ => Err(format!(
+    let sum = same_number!((init, p, q), (a, x, y) => {
+        dot_sum_arrays(a, x, y, transpose, names).map(Element::into_value)
+    });
+    match sum {
+        Some(r) => r,
+        None => Err(format!(
             "IR error: `{}`: dot_sum of {}, {} and {}",
             names.product,
             init.describe(),
@@ -310,8 +301,6 @@ pub fn reduce(
         ));
     }
     let result = match (&x, op) {
-        (Value::I32(a), _) => number_reduce(op, a, axis).map(Value::I32),
-        (Value::I64(a), _) => number_reduce(op, a, axis).map(Value::I64),
         (Value::F32(a), ReduceOp::Mean) => Some(Value::F32(lanes(a, axis, mean))),
         (Value::F64(a), ReduceOp::Mean) => Some(Value::F64(lanes(a, axis, mean))),
         (Value::F32(a), ReduceOp::Var) => Some(Value::F32(lanes(a, axis, var))),
@@ -331,6 +320,9 @@ pub fn reduce(
             Some(Value::Bool(lanes(a, axis, |xs| xs.into_iter().any(|x| x))))
         }
         (Value::Bool(_), _) => None,
+        (int, _) => {
+            with_int!(int, a => number_reduce(op, a, axis).map(Element::into_value)).flatten()
+        }
     };
     result.ok_or_else(|| format!("IR error: `{label}`: {} of {}", op.name(), x.describe()))
 }
@@ -388,13 +380,7 @@ fn arg_reduce(max: bool, axis: Option<usize>, x: &Value, label: &str) -> Result<
         }
         best as i64
     }
-    let out = match x {
-        Value::I32(a) => lanes(a, axis, |xs| first(xs, max)),
-        Value::I64(a) => lanes(a, axis, |xs| first(xs, max)),
-        Value::F32(a) => lanes(a, axis, |xs| first(xs, max)),
-        Value::F64(a) => lanes(a, axis, |xs| first(xs, max)),
-        Value::Bool(a) => lanes(a, axis, |xs| first(xs, max)),
-    };
+    let out = with_array!(x, a => lanes(a, axis, |xs| first(xs, max)));
     Ok(Value::I64(out))
 }
 
@@ -506,13 +492,8 @@ pub fn cumulative(
     if axis.is_some_and(|a| a >= x.rank()) {
         return Err(format!("IR error: `{label}`: an axis past the rank"));
     }
-    Ok(match x.cast(dtype) {
-        Value::I32(a) => Value::I32(run(&a, product, axis)),
-        Value::I64(a) => Value::I64(run(&a, product, axis)),
-        Value::F32(a) => Value::F32(run(&a, product, axis)),
-        Value::F64(a) => Value::F64(run(&a, product, axis)),
-        Value::Bool(_) => return Err(format!("IR error: `{label}`: a running sum of bools")),
-    })
+    same_number!((&x.cast(dtype)), (a) => Element::into_value(run(a, product, axis)))
+        .ok_or_else(|| format!("IR error: `{label}`: a running sum of bools"))
 }
 
 /// The mean of the squared deviations from the mean (numpy's `var`, ddof 0); NaN when
@@ -903,24 +884,15 @@ pub fn set_subtensor(
     fn set<T>(_old: T, new: T) -> T {
         new
     }
-    let result = match (x, value, inc) {
-        (Value::Bool(a), Value::Bool(v), false) => write(a, v, &steps, set, label).map(Value::Bool),
-        (Value::I32(a), Value::I32(v), false) => write(a, v, &steps, set, label).map(Value::I32),
-        (Value::I64(a), Value::I64(v), false) => write(a, v, &steps, set, label).map(Value::I64),
-        (Value::F32(a), Value::F32(v), false) => write(a, v, &steps, set, label).map(Value::F32),
-        (Value::F64(a), Value::F64(v), false) => write(a, v, &steps, set, label).map(Value::F64),
-        (Value::I32(a), Value::I32(v), true) => {
-            write(a, v, &steps, Number::add, label).map(Value::I32)
-        }
-        (Value::I64(a), Value::I64(v), true) => {
-            write(a, v, &steps, Number::add, label).map(Value::I64)
-        }
-        (Value::F32(a), Value::F32(v), true) => {
-            write(a, v, &steps, Number::add, label).map(Value::F32)
-        }
-        (Value::F64(a), Value::F64(v), true) => {
-            write(a, v, &steps, Number::add, label).map(Value::F64)
-        }
+    let written = if inc {
+        same_number!((x, value), (a, v) => {
+            write(a, v, &steps, Number::add, label).map(Element::into_value)
+        })
+    } else {
+        same_any!((x, value), (a, v) => write(a, v, &steps, set, label).map(Element::into_value))
+    };
+    let result = match written {
+        Some(r) => r,
         _ => Err(format!(
             "IR error: `{label}`: {} of {} into {}",
             if inc {

@@ -44,7 +44,7 @@ impl B {
     }
 
     fn i64(&mut self, x: i64) -> NodeId {
-        self.konst(Literal::Int(x), DType::I64)
+        self.konst(Literal::Int(x.into()), DType::I64)
     }
 
     /// An elementwise node; its type follows the operands (the last operand's dtype, so

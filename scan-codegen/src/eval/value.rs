@@ -1,4 +1,4 @@
-//! The evaluator's values: an n-dimensional array of one of the five dtypes, conversions
+//! The evaluator's values: an n-dimensional array of one of the IR's dtypes, conversions
 //! from ndarray arrays and Rust scalars, dtype casts, and the comparison helper for tests.
 
 use std::fmt;
@@ -11,8 +11,14 @@ use crate::ir::{DType, Literal, Type};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Bool(ArrayD<bool>),
+    I8(ArrayD<i8>),
+    I16(ArrayD<i16>),
     I32(ArrayD<i32>),
     I64(ArrayD<i64>),
+    U8(ArrayD<u8>),
+    U16(ArrayD<u16>),
+    U32(ArrayD<u32>),
+    U64(ArrayD<u64>),
     F32(ArrayD<f32>),
     F64(ArrayD<f64>),
 }
@@ -23,13 +29,21 @@ macro_rules! with_array {
     ($value:expr, $a:ident => $body:expr) => {
         match $value {
             $crate::eval::value::Value::Bool($a) => $body,
+            $crate::eval::value::Value::I8($a) => $body,
+            $crate::eval::value::Value::I16($a) => $body,
             $crate::eval::value::Value::I32($a) => $body,
             $crate::eval::value::Value::I64($a) => $body,
+            $crate::eval::value::Value::U8($a) => $body,
+            $crate::eval::value::Value::U16($a) => $body,
+            $crate::eval::value::Value::U32($a) => $body,
+            $crate::eval::value::Value::U64($a) => $body,
             $crate::eval::value::Value::F32($a) => $body,
             $crate::eval::value::Value::F64($a) => $body,
         }
     };
 }
+
+pub(crate) use with_array;
 
 /// Like [`with_array`], but `$body` yields an array of the same dtype, wrapped back into a
 /// value of that dtype.
@@ -37,8 +51,14 @@ macro_rules! map_array {
     ($value:expr, $a:ident => $body:expr) => {
         match $value {
             $crate::eval::value::Value::Bool($a) => $crate::eval::value::Value::Bool($body),
+            $crate::eval::value::Value::I8($a) => $crate::eval::value::Value::I8($body),
+            $crate::eval::value::Value::I16($a) => $crate::eval::value::Value::I16($body),
             $crate::eval::value::Value::I32($a) => $crate::eval::value::Value::I32($body),
             $crate::eval::value::Value::I64($a) => $crate::eval::value::Value::I64($body),
+            $crate::eval::value::Value::U8($a) => $crate::eval::value::Value::U8($body),
+            $crate::eval::value::Value::U16($a) => $crate::eval::value::Value::U16($body),
+            $crate::eval::value::Value::U32($a) => $crate::eval::value::Value::U32($body),
+            $crate::eval::value::Value::U64($a) => $crate::eval::value::Value::U64($body),
             $crate::eval::value::Value::F32($a) => $crate::eval::value::Value::F32($body),
             $crate::eval::value::Value::F64($a) => $crate::eval::value::Value::F64($body),
         }
@@ -54,12 +74,36 @@ macro_rules! with_dtype {
                 type $t = bool;
                 $body
             }
+            $crate::ir::DType::I8 => {
+                type $t = i8;
+                $body
+            }
+            $crate::ir::DType::I16 => {
+                type $t = i16;
+                $body
+            }
             $crate::ir::DType::I32 => {
                 type $t = i32;
                 $body
             }
             $crate::ir::DType::I64 => {
                 type $t = i64;
+                $body
+            }
+            $crate::ir::DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            $crate::ir::DType::U16 => {
+                type $t = u16;
+                $body
+            }
+            $crate::ir::DType::U32 => {
+                type $t = u32;
+                $body
+            }
+            $crate::ir::DType::U64 => {
+                type $t = u64;
                 $body
             }
             $crate::ir::DType::F32 => {
@@ -75,16 +119,79 @@ macro_rules! with_dtype {
 }
 pub(crate) use with_dtype;
 
-/// The Rust element types of the five dtypes, with Rust-`as`-like conversions from each of
-/// them (bool -> number is 0/1, number -> bool is `!= 0`).
+/// `Some($body)` with the idents bound to the arrays inside the values when all of them
+/// have one dtype among the listed variants; `None` otherwise. `$body` is written once per
+/// dtype, so it may be generic (`Element::into_value(..)`).
+macro_rules! same_dtype {
+    ([$($v:ident),*], $es:tt, $xs:tt => $body:expr) => {
+        $crate::eval::value::same_dtype!(@arms [$($v),*] $es $xs $body ;)
+    };
+    (@arms [] ($($e:expr),+) $xs:tt $body:expr ; $($arms:tt)*) => {
+        match ($($e,)+) {
+            $($arms)*
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    };
+    (@arms [$v:ident $(, $rest:ident)*] $es:tt ($($x:ident),+) $body:expr ; $($arms:tt)*) => {
+        $crate::eval::value::same_dtype!(
+            @arms [$($rest),*] $es ($($x),+) $body ;
+            $($arms)* ($($crate::eval::value::Value::$v($x),)+) => Some($body),
+        )
+    };
+}
+pub(crate) use same_dtype;
+
+/// [`same_dtype`] over the integer dtypes.
+macro_rules! same_int {
+    (($($e:expr),+), ($($x:ident),+) => $body:expr) => {
+        $crate::eval::value::same_dtype!(
+            [I8, I16, I32, I64, U8, U16, U32, U64], ($($e),+), ($($x),+) => $body
+        )
+    };
+}
+pub(crate) use same_int;
+
+/// [`same_dtype`] over the number dtypes (integers and floats).
+macro_rules! same_number {
+    (($($e:expr),+), ($($x:ident),+) => $body:expr) => {
+        $crate::eval::value::same_dtype!(
+            [I8, I16, I32, I64, U8, U16, U32, U64, F32, F64], ($($e),+), ($($x),+) => $body
+        )
+    };
+}
+pub(crate) use same_number;
+
+/// [`same_dtype`] over every dtype.
+macro_rules! same_any {
+    (($($e:expr),+), ($($x:ident),+) => $body:expr) => {
+        $crate::eval::value::same_dtype!(
+            [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64], ($($e),+), ($($x),+) => $body
+        )
+    };
+}
+pub(crate) use same_any;
+
+/// `Some($body)` with `$a` bound to the array inside `$value` when it has an integer dtype.
+macro_rules! with_int {
+    ($value:expr, $a:ident => $body:expr) => {
+        $crate::eval::value::same_int!(($value), ($a) => $body)
+    };
+}
+pub(crate) use with_int;
+
+/// The Rust element types of the IR's dtypes, with Rust-`as`-like conversions from each of
+/// them (bool -> number is 0/1, number -> bool is `!= 0`; an integer of any dtype converts
+/// through i128, which holds it exactly, so `as` from i128 is `as` from the integer).
 pub trait Element: Copy + PartialEq + PartialOrd + fmt::Debug + 'static {
     const DTYPE: DType;
     fn into_value(array: ArrayD<Self>) -> Value;
     /// The array inside `value` when it has this dtype.
     fn array(value: &Value) -> Option<&ArrayD<Self>>;
     fn from_bool(x: bool) -> Self;
-    fn from_i32(x: i32) -> Self;
-    fn from_i64(x: i64) -> Self;
+    /// An integer of any dtype, with `as`: wrapping to a narrower integer, rounding to the
+    /// nearest float.
+    fn from_i128(x: i128) -> Self;
     fn from_f32(x: f32) -> Self;
     fn from_f64(x: f64) -> Self;
 }
@@ -103,10 +210,7 @@ impl Element for bool {
     fn from_bool(x: bool) -> bool {
         x
     }
-    fn from_i32(x: i32) -> bool {
-        x != 0
-    }
-    fn from_i64(x: i64) -> bool {
+    fn from_i128(x: i128) -> bool {
         x != 0
     }
     fn from_f32(x: f32) -> bool {
@@ -134,10 +238,7 @@ macro_rules! numeric_element {
             fn from_bool(x: bool) -> $t {
                 u8::from(x) as $t
             }
-            fn from_i32(x: i32) -> $t {
-                x as $t
-            }
-            fn from_i64(x: i64) -> $t {
+            fn from_i128(x: i128) -> $t {
                 x as $t
             }
             fn from_f32(x: f32) -> $t {
@@ -150,12 +251,18 @@ macro_rules! numeric_element {
     };
 }
 
+numeric_element!(i8, I8);
+numeric_element!(i16, I16);
 numeric_element!(i32, I32);
 numeric_element!(i64, I64);
+numeric_element!(u8, U8);
+numeric_element!(u16, U16);
+numeric_element!(u32, U32);
+numeric_element!(u64, U64);
 numeric_element!(f32, F32);
 numeric_element!(f64, F64);
 
-/// Any ndarray array or view of one of the five element types, of any dimensionality.
+/// Any ndarray array or view of one of the element types, of any dimensionality.
 impl<A: Element, S: Data<Elem = A>, D: Dimension> From<ArrayBase<S, D>> for Value {
     fn from(array: ArrayBase<S, D>) -> Value {
         A::into_value(array.into_owned().into_dyn())
@@ -178,14 +285,20 @@ macro_rules! scalar_from {
         }
     )*};
 }
-scalar_from!(bool, i32, i64, f32, f64);
+scalar_from!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
 impl Value {
     pub fn dtype(&self) -> DType {
         match self {
             Value::Bool(_) => DType::Bool,
+            Value::I8(_) => DType::I8,
+            Value::I16(_) => DType::I16,
             Value::I32(_) => DType::I32,
             Value::I64(_) => DType::I64,
+            Value::U8(_) => DType::U8,
+            Value::U16(_) => DType::U16,
+            Value::U32(_) => DType::U32,
+            Value::U64(_) => DType::U64,
             Value::F32(_) => DType::F32,
             Value::F64(_) => DType::F64,
         }
@@ -214,13 +327,11 @@ impl Value {
         A::into_value(ArrayD::from_elem(IxDyn(shape), x))
     }
 
-    /// The integer inside a 0-d i32 or i64 value.
+    /// The integer inside a 0-d value of an integer dtype (a u64 above i64::MAX saturates).
     pub fn scalar_int(&self) -> Option<i64> {
-        match self {
-            Value::I32(a) if a.ndim() == 0 => a.iter().next().map(|&x| i64::from(x)),
-            Value::I64(a) if a.ndim() == 0 => a.iter().next().copied(),
-            _ => None,
-        }
+        let x =
+            with_int!(self, a => a.iter().next().filter(|_| a.ndim() == 0).map(|&x| x as i128))??;
+        Some(i64::try_from(x).unwrap_or(i64::MAX))
     }
 
     /// The bool inside a 0-d bool value.
@@ -263,10 +374,10 @@ impl Value {
 fn cast_array<T: Element>(value: &Value) -> ArrayD<T> {
     match value {
         Value::Bool(a) => a.mapv(T::from_bool),
-        Value::I32(a) => a.mapv(T::from_i32),
-        Value::I64(a) => a.mapv(T::from_i64),
         Value::F32(a) => a.mapv(T::from_f32),
         Value::F64(a) => a.mapv(T::from_f64),
+        int => with_int!(int, a => a.mapv(|x| T::from_i128(x as i128)))
+            .unwrap_or_else(|| unreachable!("bool and floats are matched above")),
     }
 }
 
@@ -274,7 +385,7 @@ fn cast_array<T: Element>(value: &Value) -> ArrayD<T> {
 pub fn literal_as<T: Element>(literal: Literal) -> T {
     match literal {
         Literal::Bool(b) => T::from_bool(b),
-        Literal::Int(i) => T::from_i64(i),
+        Literal::Int(i) => T::from_i128(i),
         Literal::Float(x) => T::from_f64(x),
     }
 }
@@ -303,10 +414,11 @@ pub fn assert_close(actual: &Value, expected: &Value) -> Result<(), String> {
             expected.describe()
         ));
     }
+    if let Some(r) = same_dtype!([Bool, I8, I16, I32, I64, U8, U16, U32, U64], (actual, expected), (a, e) => first_difference(a, e, |x, y| x == y))
+    {
+        return r;
+    }
     match (actual, expected) {
-        (Value::Bool(a), Value::Bool(e)) => first_difference(a, e, |x, y| x == y),
-        (Value::I32(a), Value::I32(e)) => first_difference(a, e, |x, y| x == y),
-        (Value::I64(a), Value::I64(e)) => first_difference(a, e, |x, y| x == y),
         (Value::F32(a), Value::F32(e)) => first_difference(a, e, |x, y| {
             floats_close(f64::from(x), f64::from(y), 1e-5, 1e-8)
         }),

@@ -16,7 +16,9 @@ pub struct NodeId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Literal {
     Bool(bool),
-    Int(i64),
+    /// The integer's value (i128 holds every value of every integer dtype, u64 included);
+    /// lowering makes it a value of the node's dtype.
+    Int(i128),
     Float(f64),
 }
 
@@ -25,8 +27,8 @@ impl Literal {
     pub fn zero(dtype: DType) -> Literal {
         match dtype {
             DType::Bool => Literal::Bool(false),
-            DType::I32 | DType::I64 => Literal::Int(0),
             DType::F32 | DType::F64 => Literal::Float(0.0),
+            _ => Literal::Int(0),
         }
     }
 }

@@ -446,10 +446,7 @@ impl Lowerer<'_> {
                 check(self, arity(1, 2))?;
                 let x = self.value(&args[0])?;
                 let t = self.ty(x);
-                let dtype = match t.dtype {
-                    DType::Bool | DType::I32 => DType::I64,
-                    d => d,
-                };
+                let dtype = t.dtype.accumulator();
                 let axis = match args.get(1) {
                     Some(a) => Some(self.axis(a, t)?),
                     None => None,
@@ -498,7 +495,7 @@ impl Lowerer<'_> {
                 check(self, arity(1, 1))?;
                 let x = self.value(&args[0])?;
                 let t = self.ty(x);
-                let value = super::expr::convert(Literal::Int((n == "ones_like") as i64), t.dtype);
+                let value = super::expr::convert(Literal::Int((n == "ones_like").into()), t.dtype);
                 if t.rank == 0 {
                     let id = self.graph().add_const(value, t.dtype, e.span, &e.label);
                     return Some(Value { id, weak: false });
@@ -527,9 +524,9 @@ impl Lowerer<'_> {
                 let rank = self.ty(x).rank as i64;
                 let axis = match n.as_str() {
                     "shape" => match &args[1].kind {
-                        ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
+                        ExprKind::Lit(Lit::Int(v, _)) => i64::try_from(*v).ok(),
                         ExprKind::Unary("-", inner) => match &inner.kind {
-                            ExprKind::Lit(Lit::Int(v, _)) => Some(-*v),
+                            ExprKind::Lit(Lit::Int(v, _)) => i64::try_from(-*v).ok(),
                             _ => None,
                         },
                         _ => None,
@@ -708,9 +705,9 @@ impl Lowerer<'_> {
                 _ => x,
             };
             match &x.kind {
-                ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
+                ExprKind::Lit(Lit::Int(v, _)) => i64::try_from(*v).ok(),
                 ExprKind::Unary("-", inner) => match &inner.kind {
-                    ExprKind::Lit(Lit::Int(v, _)) => Some(-*v),
+                    ExprKind::Lit(Lit::Int(v, _)) => i64::try_from(-*v).ok(),
                     _ => None,
                 },
                 _ => None,
@@ -778,10 +775,8 @@ impl Lowerer<'_> {
             ReduceOp::Mean | ReduceOp::Var | ReduceOp::Std | ReduceOp::LogSumExp => {
                 t.dtype.to_float()
             }
-            // numpy accumulates small integers (and bools) in int64.
-            ReduceOp::Sum | ReduceOp::Prod if matches!(t.dtype, DType::Bool | DType::I32) => {
-                DType::I64
-            }
+            // numpy accumulates small integers (and bools) in its platform integers.
+            ReduceOp::Sum | ReduceOp::Prod => t.dtype.accumulator(),
             // Of truth values: a number is true when it is not zero (NaN too).
             ReduceOp::All | ReduceOp::Any => DType::Bool,
             ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
@@ -958,9 +953,9 @@ impl Lowerer<'_> {
 
     fn axis(&mut self, a: &Expr, t: Type) -> Option<usize> {
         let v = match &a.kind {
-            ExprKind::Lit(Lit::Int(v, _)) => Some(*v),
+            ExprKind::Lit(Lit::Int(v, _)) => i64::try_from(*v).ok(),
             ExprKind::Unary("-", inner) => match &inner.kind {
-                ExprKind::Lit(Lit::Int(v, _)) => Some(-*v),
+                ExprKind::Lit(Lit::Int(v, _)) => i64::try_from(-*v).ok(),
                 _ => None,
             },
             _ => None,

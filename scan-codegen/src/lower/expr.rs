@@ -22,7 +22,7 @@ impl Lowerer<'_> {
                     .error(e.span, crate::messages::keyword_out_of_place(name));
                 return None;
             }
-            ExprKind::Lit(lit) => self.literal(lit, e),
+            ExprKind::Lit(lit) => self.literal(lit, e, e.span),
             ExprKind::Var(name) => {
                 let level = self.frames.len() - 1;
                 match self.lookup(level, name) {
@@ -31,7 +31,7 @@ impl Lowerer<'_> {
                     None => match named_constant(&name.to_string()) {
                         // numpy's constants, untyped like a float literal (`x * pi`
                         // stays f32); a binding of the same name hides them.
-                        Some(v) => self.literal(&Lit::Float(v, None), e),
+                        Some(v) => self.literal(&Lit::Float(v, None), e, e.span),
                         None if self.closure(name).is_some() => {
                             self.diag
                                 .error(name.span(), msg::step_function_as_value(&name.to_string()));
@@ -69,11 +69,15 @@ impl Lowerer<'_> {
             }
             ExprKind::Unary(op, inner) => {
                 if *op == "-" {
+                    // A range error of `-1u32` goes on the literal (a span cannot join the
+                    // two tokens on stable Rust).
                     if let ExprKind::Lit(Lit::Int(v, d)) = &inner.kind {
-                        return Some(Lowered::Single(self.literal(&Lit::Int(-v, *d), e)));
+                        let lit = Lit::Int(-v, *d);
+                        return Some(Lowered::Single(self.literal(&lit, e, inner.span)));
                     }
                     if let ExprKind::Lit(Lit::Float(v, d)) = &inner.kind {
-                        return Some(Lowered::Single(self.literal(&Lit::Float(-v, *d), e)));
+                        let lit = Lit::Float(-v, *d);
+                        return Some(Lowered::Single(self.literal(&lit, e, inner.span)));
                     }
                 }
                 let x = self.value(inner)?;
@@ -106,7 +110,11 @@ impl Lowerer<'_> {
                 Value { id, weak: false }
             }
             ExprKind::Cast(inner, dtype) => {
-                let x = self.value(inner)?;
+                // `300 as u8` wraps, as Rust's `as` does: the literal is cast as typed.
+                let x = Value {
+                    weak: false,
+                    ..self.value(inner)?
+                };
                 Value {
                     id: self.cast(x, *dtype, e),
                     weak: false,
@@ -150,9 +158,31 @@ impl Lowerer<'_> {
         }
     }
 
-    fn literal(&mut self, lit: &Lit, e: &Expr) -> Value {
+    /// The constant of `lit`, written as `e`; a range error is reported at `at`.
+    fn literal(&mut self, lit: &Lit, e: &Expr, at: proc_macro2::Span) -> Value {
         let (value, dtype, weak) = match *lit {
-            Lit::Int(v, d) => (Literal::Int(v), d.unwrap_or(DType::I64), d.is_none()),
+            Lit::Int(v, d) => {
+                let dtype = d.unwrap_or(DType::I64);
+                if !dtype.holds(v) {
+                    let how = if d.is_some() {
+                        msg::LiteralDType::Suffix
+                    } else {
+                        msg::LiteralDType::Default
+                    };
+                    self.diag
+                        .error(at, msg::literal_out_of_range(v, dtype, how));
+                    // Kept as written, not wrapped, so that `cast` sees it was reported
+                    // (the program is not emitted).
+                    let id = self
+                        .graph()
+                        .add_const(Literal::Int(v), dtype, e.span, &e.label);
+                    return Value {
+                        id,
+                        weak: d.is_none(),
+                    };
+                }
+                (Literal::Int(v), dtype, d.is_none())
+            }
             Lit::Float(v, d) => (Literal::Float(v), d.unwrap_or(DType::F64), d.is_none()),
             Lit::Bool(b) => (Literal::Bool(b), DType::Bool, false),
             // Refused by `expr` before it gets here.
@@ -164,13 +194,25 @@ impl Lowerer<'_> {
         Value { id, weak }
     }
 
-    /// `v` as `dtype`: itself, a retyped constant, or a `Cast` node.
+    /// `v` as `dtype`: itself, a retyped constant, or a `Cast` node. An untyped integer
+    /// literal taking an integer dtype that does not hold it is an error on the literal
+    /// (numpy 2's OverflowError); an explicit `as` wraps instead (the caller passes the
+    /// value as typed).
     pub(super) fn cast(&mut self, v: Value, dtype: DType, e: &Expr) -> NodeId {
         let node = self.graph().node(v.id).clone();
         if node.ty.dtype == dtype {
             return v.id;
         }
         if let Op::Const(lit) = node.op {
+            if let Literal::Int(x) = lit {
+                // (Not again for a literal already out of its own dtype's range.)
+                if v.weak && dtype.is_int() && !dtype.holds(x) && node.ty.dtype.holds(x) {
+                    self.diag.error(
+                        node.span,
+                        msg::literal_out_of_range(x, dtype, msg::LiteralDType::Adapted),
+                    );
+                }
+            }
             return self
                 .graph()
                 .add_const(convert(lit, dtype), dtype, node.span, &node.label);
@@ -516,24 +558,31 @@ fn named_constant(name: &str) -> Option<f64> {
     })
 }
 
-/// A literal converted to `dtype` the way a cast would.
+/// A literal converted to `dtype` the way a cast would (Rust's `as`: an integer wraps to
+/// a narrower integer and rounds to the nearest float, a float truncates toward zero and
+/// saturates, NaN giving 0; bool is 0 or 1; a number is true when not 0).
 pub(crate) fn convert(value: Literal, dtype: DType) -> Literal {
-    let as_f64 = match value {
-        Literal::Bool(b) => b as i64 as f64,
-        Literal::Int(v) => v as f64,
-        Literal::Float(v) => v,
-    };
-    match dtype {
-        DType::Bool => Literal::Bool(as_f64 != 0.0),
-        DType::I32 => Literal::Int(match value {
-            Literal::Int(v) => v as i32 as i64,
-            _ => as_f64 as i32 as i64,
-        }),
-        DType::I64 => Literal::Int(match value {
-            Literal::Int(v) => v,
-            _ => as_f64 as i64,
-        }),
-        DType::F32 => Literal::Float(as_f64 as f32 as f64),
-        DType::F64 => Literal::Float(as_f64),
+    macro_rules! ints {
+        ($($d:ident => $t:ty),*) => {
+            match (dtype, value) {
+                $((DType::$d, Literal::Int(v)) => Some(v as $t as i128),)*
+                $((DType::$d, Literal::Float(x)) => Some(x as $t as i128),)*
+                _ => None,
+            }
+        };
+    }
+    let int = ints!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16,
+        U32 => u32, U64 => u64);
+    match (value, dtype) {
+        (Literal::Bool(b), DType::Bool) => Literal::Bool(b),
+        (Literal::Int(v), DType::Bool) => Literal::Bool(v != 0),
+        (Literal::Float(x), DType::Bool) => Literal::Bool(x != 0.0),
+        (Literal::Bool(b), d) if d.is_int() => Literal::Int(i128::from(b)),
+        (Literal::Bool(b), _) => Literal::Float(f64::from(u8::from(b))),
+        (Literal::Int(v), DType::F32) => Literal::Float(f64::from(v as f32)),
+        (Literal::Int(v), DType::F64) => Literal::Float(v as f64),
+        (Literal::Float(x), DType::F32) => Literal::Float(f64::from(x as f32)),
+        (Literal::Float(x), DType::F64) => Literal::Float(x),
+        (_, _) => Literal::Int(int.unwrap_or(0)),
     }
 }

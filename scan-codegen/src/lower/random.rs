@@ -105,7 +105,7 @@ impl Lowerer<'_> {
         let derived = |this: &mut Self, i: i64| {
             let i = this
                 .graph()
-                .add_const(Literal::Int(i), DType::I64, e.span, &e.label);
+                .add_const(Literal::Int(i.into()), DType::I64, e.span, &e.label);
             random(
                 this,
                 RandomOp::DeriveKey,

@@ -51,7 +51,8 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
         syn::Expr::Lit(l) => ExprKind::Lit(match &l.lit {
             syn::Lit::Int(i) => {
                 let dtype = literal_dtype(i.suffix(), span, diag);
-                match i.base10_parse::<i64>() {
+                // Range-checked against its dtype by lowering (after a unary minus).
+                match i.base10_parse::<i128>() {
                     Ok(v) if dtype.is_some_and(|d| d.is_float()) => Lit::Float(v as f64, dtype),
                     Ok(v) => Lit::Int(v, dtype),
                     Err(err) => {
@@ -368,10 +369,11 @@ fn rust_constant(p: &syn::ExprPath) -> Option<Lit> {
         ["f32", name] => floats!(f32, DType::F32, *name, false),
         ["f64", "consts", name] => floats!(f64, DType::F64, *name, true),
         ["f32", "consts", name] => floats!(f32, DType::F32, *name, true),
-        ["i64", "MAX"] => Some(Lit::Int(i64::MAX, Some(DType::I64))),
-        ["i64", "MIN"] => Some(Lit::Int(i64::MIN, Some(DType::I64))),
-        ["i32", "MAX"] => Some(Lit::Int(i64::from(i32::MAX), Some(DType::I32))),
-        ["i32", "MIN"] => Some(Lit::Int(i64::from(i32::MIN), Some(DType::I32))),
+        [int, bound @ ("MAX" | "MIN")] => {
+            let d = DType::from_rust_name(int).filter(|d| d.is_int())?;
+            let (lo, hi) = d.int_range()?;
+            Some(Lit::Int(if *bound == "MAX" { hi } else { lo }, Some(d)))
+        }
         _ => None,
     }
 }

@@ -1,7 +1,7 @@
 //! Rust types in a `scan!` signature -> IR types.
 //!
 //! Parameters: `ArrayView1<T>` .. `ArrayView4<T>` (optionally with a lifetime), scalars
-//! `f32 f64 i32 i64 bool`, and `usize` for counts. Results: `Array0<T>` .. `Array4<T>` or
+//! `f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool`, and `usize` for counts. Results: `Array0<T>` .. `Array4<T>` or
 //! scalars, alone or in a tuple, inside `Result<...>`.
 
 use syn::spanned::Spanned;
@@ -137,9 +137,7 @@ fn param_hint(ty: &syn::Type) -> ParamHint {
             }
         }
     }
-    let numbers = [
-        "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i128", "isize", "f16", "f128",
-    ];
+    let numbers = ["u128", "i128", "isize", "f16", "f128"];
     if numbers.contains(&name.as_str()) && seg.arguments.is_none() {
         return ParamHint::Number;
     }

@@ -71,14 +71,13 @@ fn fold_casts(g: &mut Graph, log: &mut Log) {
 
 /// `value` as a literal of `dtype`, if the conversion loses nothing.
 fn exact_cast(value: Literal, dtype: DType) -> Option<Literal> {
-    const EXACT_INT_IN_F64: i64 = 1 << 53;
-    const EXACT_INT_IN_F32: i64 = 1 << 24;
+    const EXACT_INT_IN_F64: i128 = 1 << 53;
+    const EXACT_INT_IN_F32: i128 = 1 << 24;
     match (value, dtype) {
         (Literal::Bool(b), DType::Bool) => Some(Literal::Bool(b)),
-        (Literal::Bool(b), DType::I32 | DType::I64) => Some(Literal::Int(b as i64)),
         (Literal::Bool(b), DType::F32 | DType::F64) => Some(Literal::Float(b as u8 as f64)),
-        (Literal::Int(v), DType::I64) => Some(Literal::Int(v)),
-        (Literal::Int(v), DType::I32) => i32::try_from(v).ok().map(|_| Literal::Int(v)),
+        (Literal::Bool(b), d) if d.is_int() => Some(Literal::Int(i128::from(b))),
+        (Literal::Int(v), d) if d.holds(v) => Some(Literal::Int(v)),
         (Literal::Int(v), DType::F64) if v.abs() <= EXACT_INT_IN_F64 => {
             Some(Literal::Float(v as f64))
         }
@@ -140,5 +139,16 @@ mod tests {
             Some(Literal::Float(0.5))
         );
         assert_eq!(super::exact_cast(Literal::Float(2.0), DType::I64), None);
+        assert_eq!(super::exact_cast(Literal::Int(-1), DType::U8), None);
+        assert_eq!(super::exact_cast(Literal::Int(256), DType::U8), None);
+        assert_eq!(
+            super::exact_cast(Literal::Int(255), DType::U8),
+            Some(Literal::Int(255))
+        );
+        assert_eq!(
+            super::exact_cast(Literal::Int(u64::MAX.into()), DType::U64),
+            Some(Literal::Int(u64::MAX.into()))
+        );
+        assert_eq!(super::exact_cast(Literal::Int(-129), DType::I8), None);
     }
 }

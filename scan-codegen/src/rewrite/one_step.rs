@@ -240,7 +240,7 @@ fn splice(g: &mut Graph, op: ScanOp, outer: &[NodeId], span: Span) -> Inlined {
         add(g, x, path, more, ty, label.to_string())
     };
     let row = |g: &mut Graph, x: NodeId, at: i64, label: &str| {
-        let index = g.add_const(Literal::Int(at), DType::I64, span, &at.to_string());
+        let index = g.add_const(Literal::Int(at.into()), DType::I64, span, &at.to_string());
         let ty = row_type(g.ty(x), -1);
         add(
             g,
