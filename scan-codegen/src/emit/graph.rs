@@ -372,6 +372,7 @@ pub fn emit_in_place(
                             w,
                             buf: ident.clone(),
                             label: label.clone(),
+                            dtype: ty.dtype,
                         };
                         chunks.entry(scan).or_default().insert(i, chunk);
                         repr

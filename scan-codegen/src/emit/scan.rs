@@ -107,6 +107,9 @@ pub struct Chunk {
     pub w: Ident,
     pub buf: Ident,
     pub label: String,
+    /// The product's dtype: a float one multiplies through `w` packed once before the loop
+    /// (`PackedMatrix::project_chunk`), others through `kernels::project_chunk`.
+    pub dtype: crate::ir::DType,
 }
 
 /// The outer nodes computed chunk by chunk by the loop that reads them ([`Chunk`]), each
@@ -529,11 +532,23 @@ pub fn emit(
     // The next chunk of each chunked sequence, when its first step comes.
     let mut chunked_sorted: Vec<_> = chunked.iter().collect();
     chunked_sorted.sort_by_key(|(i, _)| **i);
-    for (&i, Chunk { x, w, buf, label }) in chunked_sorted {
+    for (&i, ch) in chunked_sorted {
+        let Chunk {
+            x, w, buf, label, ..
+        } = ch;
         let c = chunk(i);
+        let project = if ch.dtype.is_float() {
+            let p = format_ident!("{}packed_chunk{}", prefix, i);
+            let ty = super::scalar_type(ch.dtype);
+            setup.extend(quote!(let mut #p: #rt::kernels::PackedMatrix<#ty> = ::core::default::Default::default();));
+            body.extend(quote!(#p.pack(#w.view());));
+            quote!(#p.project_chunk(&mut #buf, #x.view(), #w.view(), #t, #c, #label)?;)
+        } else {
+            quote!(#rt::kernels::project_chunk(&mut #buf, #x.view(), #w.view(), #t, #c, #label)?;)
+        };
         prologue.extend(quote! {
             if #t % #c == 0 {
-                #rt::kernels::project_chunk(&mut #buf, #x.view(), #w.view(), #t, #c, #label)?;
+                #project
             }
         });
     }
