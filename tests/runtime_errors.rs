@@ -22,6 +22,12 @@ mod steps {
             Ok(ys)
         }
 
+        /// A product of stacks sized by its operands' lengths (in this block, where no
+        /// function of its own is named `matmul`).
+        pub fn stacked_products(a: ArrayView3<f64>, b: ArrayView3<f64>) -> Result<Array3<f64>> {
+            Ok(matmul(a, b))
+        }
+
         /// The same with `n_steps` given as a `usize`.
         pub fn take_usize(u: ArrayView1<f64>, k: usize) -> Result<Array1<f64>> {
             let ys = scan(|u_t| u_t * 2.0, sequences = u, n_steps = k);
@@ -125,6 +131,21 @@ mod ops {
         /// `zeros((n, n))`.
         pub fn square_zeros(n: i64) -> Result<Array2<f64>> {
             Ok(zeros((n, n)))
+        }
+
+        /// A gather, an outer product, a product of stacks and a draw, each sized by its
+        /// operands' lengths.
+        pub fn gathered(x: ArrayView2<f64>, idx: ArrayView1<i64>) -> Result<Array2<f64>> {
+            Ok(x[idx])
+        }
+
+        pub fn outer_of(a: ArrayView1<f64>, b: ArrayView1<f64>) -> Result<Array2<f64>> {
+            Ok(outer(a, b))
+        }
+
+        pub fn noise(n: i64) -> Result<Array2<f64>> {
+            let (_, u) = uniform(rng_key(0), (n, n));
+            Ok(u)
         }
 
         /// The tutorial's power: the last row of a scan of k steps.
@@ -445,6 +466,36 @@ fn results_too_large_to_allocate_are_errs_naming_the_expression_and_the_shape() 
         &e,
         &["a + b"],
         &["[1048576, 1048576]", "cannot be allocated"],
+    );
+    let e = expect_err("outer of two 2^20 vectors", || {
+        ops::outer_of(vector.view(), vector.view())
+    });
+    assert_names(
+        &e,
+        &["outer(a, b)"],
+        &["[1048576, 1048576]", "cannot be allocated"],
+    );
+    // 2^20 rows of 2^20 gathered from a 2-row matrix (16 MB in, 8 TiB out).
+    let rows = Array2::<f64>::zeros((2, 1 << 20));
+    let idx = Array1::<i64>::zeros(1 << 20);
+    let e = expect_err("x[idx]", || ops::gathered(rows.view(), idx.view()));
+    assert_names(
+        &e,
+        &["x[idx]"],
+        &["[1048576, 1048576]", "cannot be allocated"],
+    );
+    // A batch of 2^10 products of (2^10, 1) by (1, 2^20): 2^40 results.
+    let a = Array3::<f64>::zeros((1 << 10, 1 << 10, 1));
+    let b = Array3::<f64>::zeros((1, 1, 1 << 20));
+    let e = expect_err("matmul of stacks", || {
+        steps::stacked_products(a.view(), b.view())
+    });
+    assert_names(&e, &["matmul(a, b)"], &["cannot be allocated"]);
+    let e = expect_err("uniform of 2^40", || ops::noise(n));
+    assert_names(
+        &e,
+        &["uniform(rng_key(0),(n, n))"],
+        &["cannot be allocated"],
     );
 }
 
