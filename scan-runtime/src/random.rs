@@ -225,7 +225,7 @@ fn log_gamma_variate(key: i64, fam: u32, j: u64, a: f64) -> f64 {
     f64::NAN
 }
 
-/// Element `j` of `gamma(key, a)`: a Gamma(a, 1) variate ([`log_gamma_variate`]).
+/// Element `j` of `gamma(key, a)`: a Gamma(a, 1) variate (`log_gamma_variate`).
 pub fn gamma_at<T: Draw>(key: i64, j: u64, a: T) -> T {
     T::of_f64(libm::exp(log_gamma_variate(key, GAMMA, j, a.to_f64())))
 }
@@ -375,7 +375,7 @@ pub fn bernoulli<T: Draw, D: Dimension>(
     Ok(())
 }
 
-/// `gamma(key, a)`: `out` of a's shape, element `j` a Gamma(a[j], 1) variate
+/// `gamma(key, a)`: `out` of a's shape, element `j` a `Gamma(a[j], 1)` variate
 /// ([`gamma_at`]). `Err` only when the result cannot be allocated.
 pub fn gamma<T: Draw, D: Dimension>(
     out: &mut Array<T, D>,
