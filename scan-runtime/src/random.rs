@@ -363,12 +363,23 @@ pub fn bernoulli<T: Draw, D: Dimension>(
     p: ArrayView<'_, T, D>,
     what: &str,
 ) -> Result<()> {
+    per_element(out, p, what, |j, p| uniform_at::<T>(key, j) < p)
+}
+
+/// `out` of `p`'s shape, element `j` (row-major) `f(j, p[j])`: a draw with one parameter
+/// per element. `Err` only when the result cannot be allocated.
+fn per_element<T: Copy + Sync, U: crate::element::Element + Send, D: Dimension>(
+    out: &mut Array<U, D>,
+    p: ArrayView<'_, T, D>,
+    what: &str,
+    f: impl Fn(u64, T) -> U + Sync,
+) -> Result<()> {
     try_ensure_shape(what, out, p.raw_dim())?;
     match (out.as_slice_mut(), p.as_slice()) {
-        (Some(o), Some(p)) => fill(o, &|j| uniform_at::<T>(key, j) < p[j as usize]),
+        (Some(o), Some(p)) => fill(o, &|j| f(j, p[j as usize])),
         _ => {
-            for (j, (o, &p)) in out.iter_mut().zip(p.iter()).enumerate() {
-                *o = uniform_at::<T>(key, j as u64) < p;
+            for (j, (o, &x)) in out.iter_mut().zip(p.iter()).enumerate() {
+                *o = f(j as u64, x);
             }
         }
     }
@@ -383,16 +394,7 @@ pub fn gamma<T: Draw, D: Dimension>(
     a: ArrayView<'_, T, D>,
     what: &str,
 ) -> Result<()> {
-    try_ensure_shape(what, out, a.raw_dim())?;
-    match (out.as_slice_mut(), a.as_slice()) {
-        (Some(o), Some(a)) => fill(o, &|j| gamma_at(key, j, a[j as usize])),
-        _ => {
-            for (j, (o, &a)) in out.iter_mut().zip(a.iter()).enumerate() {
-                *o = gamma_at(key, j as u64, a);
-            }
-        }
-    }
-    Ok(())
+    per_element(out, a, what, |j, a| gamma_at(key, j, a))
 }
 
 /// `beta(key, a, b)`: `out` of the broadcast shape of `a` and `b`, element `j` (row-major)
