@@ -150,8 +150,11 @@ impl Element for bool {
     const NAME: &'static str = "bool";
 }
 
-macro_rules! int_impls {
-    ($($t:ty),*) => {$(
+/// `Element` and `Number` for an integer type: wrapping arithmetic and the direct product
+/// loops, shared by the signed and the unsigned ones; `$rest` holds the methods that
+/// differ (`abs`, `%`, `//`, negative powers).
+macro_rules! int_number {
+    ($t:ty, $($rest:tt)*) => {
         impl Element for $t {
             const NAME: &'static str = stringify!($t);
         }
@@ -176,6 +179,25 @@ macro_rules! int_impls {
             fn num_neg(self) -> Self {
                 self.wrapping_neg()
             }
+            #[inline]
+            fn gemm(
+                out: ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::gemm_loop(out, a, b, what)
+            }
+            $($rest)*
+        }
+    };
+}
+
+/// The signed integers: numpy's floor division and remainder (the remainder takes the
+/// divisor's sign; a divisor of 0 gives 0).
+macro_rules! int_impls {
+    ($($t:ty),*) => {$(
+        int_number!($t,
             #[inline]
             fn num_abs(self) -> Self {
                 self.wrapping_abs()
@@ -218,50 +240,18 @@ macro_rules! int_impls {
                     }
                 }
             }
-            #[inline]
-            fn gemm(
-                out: ArrayViewMut2<'_, Self>,
-                a: ArrayView2<'_, Self>,
-                b: ArrayView2<'_, Self>,
-                what: &str,
-            ) -> Result<()> {
-                crate::kernels::dot::gemm_loop(out, a, b, what)
-            }
-        }
+        );
     )*};
 }
 
 int_impls!(i8, i16, i32, i64);
 
-/// The unsigned integers: wrapping like the signed ones; `%` and `//` are Rust's (no value
-/// is negative; a divisor of 0 gives 0, as for the signed ones), `abs` is the value, `-x`
-/// wraps (numpy's `-np.uint8(1)` is 255), and a negative power is 0 except of 1.
+/// The unsigned integers: `%` and `//` are Rust's (no value is negative; a divisor of 0
+/// gives 0, as for the signed ones), `abs` is the value, `-x` wraps (numpy's
+/// `-np.uint8(1)` is 255), and a negative power is 0 except of 1.
 macro_rules! uint_impls {
     ($($t:ty),*) => {$(
-        impl Element for $t {
-            const NAME: &'static str = stringify!($t);
-        }
-
-        impl Number for $t {
-            const ZERO: Self = 0;
-            const ONE: Self = 1;
-
-            #[inline]
-            fn num_add(self, rhs: Self) -> Self {
-                self.wrapping_add(rhs)
-            }
-            #[inline]
-            fn num_sub(self, rhs: Self) -> Self {
-                self.wrapping_sub(rhs)
-            }
-            #[inline]
-            fn num_mul(self, rhs: Self) -> Self {
-                self.wrapping_mul(rhs)
-            }
-            #[inline]
-            fn num_neg(self) -> Self {
-                self.wrapping_neg()
-            }
+        int_number!($t,
             #[inline]
             fn num_abs(self) -> Self {
                 self
@@ -284,16 +274,7 @@ macro_rules! uint_impls {
                     0
                 }
             }
-            #[inline]
-            fn gemm(
-                out: ArrayViewMut2<'_, Self>,
-                a: ArrayView2<'_, Self>,
-                b: ArrayView2<'_, Self>,
-                what: &str,
-            ) -> Result<()> {
-                crate::kernels::dot::gemm_loop(out, a, b, what)
-            }
-        }
+        );
     )*};
 }
 

@@ -284,18 +284,30 @@ pub fn take<T: Element, D: RemoveAxis>(
             format!("no axis {axis} in an array of shape {:?}", x.shape()),
         ));
     };
-    let row = |i: i64| resolve(i, len, what);
     // Every index checked before the buffer is touched.
     for &i in &idx {
-        row(i)?;
+        resolve(i, len, what)?;
     }
     let mut dim = x.raw_dim();
     dim[axis] = idx.len();
     try_ensure_shape(what, out, dim)?;
-    for (k, &i) in idx.iter().enumerate() {
-        let src = x.index_axis(Axis(axis), row(i)?);
-        let dst = out.index_axis_mut(Axis(axis), k);
-        Zip::from(dst).and(&src).for_each(|o, &v| *o = v);
+    copy_rows(out.view_mut(), x, idx.iter(), axis, what)
+}
+
+/// Row `k` of `dst` along `axis` is x's row `idx[k]` (indices checked by the caller).
+fn copy_rows<'i, T: Element, D: RemoveAxis>(
+    mut dst: ArrayViewMut<'_, T, D>,
+    x: ArrayView<'_, T, D>,
+    idx: impl Iterator<Item = &'i i64>,
+    axis: usize,
+    what: &str,
+) -> Result<()> {
+    let len = x.len_of(Axis(axis));
+    for (k, &i) in idx.enumerate() {
+        let src = x.index_axis(Axis(axis), resolve(i, len, what)?);
+        Zip::from(dst.index_axis_mut(Axis(axis), k))
+            .and(&src)
+            .for_each(|o, &v| *o = v);
     }
     Ok(())
 }
@@ -329,15 +341,10 @@ pub fn take_nd<T: Element, D: RemoveAxis, Di: Dimension, Do: Dimension>(
     // The result seen with idx's axes as one: x's shape with idx.len() rows on `axis`.
     let mut rows = x.raw_dim();
     rows[axis] = idx.len();
-    let Ok(mut flat) = out.view_mut().into_shape_with_order(rows) else {
+    let Ok(flat) = out.view_mut().into_shape_with_order(rows) else {
         return Err(invalid(what, "the result is not contiguous".to_string()));
     };
-    for (k, &i) in idx.iter().enumerate() {
-        let src = x.index_axis(Axis(axis), resolve(i, len, what)?);
-        let dst = flat.index_axis_mut(Axis(axis), k);
-        Zip::from(dst).and(&src).for_each(|o, &v| *o = v);
-    }
-    Ok(())
+    copy_rows(flat, x, idx.iter(), axis, what)
 }
 
 /// numpy's `x[mask]` read: `mask`, a bool array of the shape of `x`'s leading axes,
