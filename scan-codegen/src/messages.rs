@@ -1114,7 +1114,7 @@ pub fn unterminated_string() -> String {
 }
 
 pub fn bad_char_literal() -> String {
-    "invalid character literal or lifetime".into()
+    "invalid character literal or lifetime: the step language has neither; a keyword's text is written in double quotes (`assume_a = \"pos\"`)".into()
 }
 
 pub fn unterminated_comment() -> String {
@@ -1134,7 +1134,7 @@ pub fn unexpected_character(c: char) -> String {
 }
 
 pub fn not_tokens() -> String {
-    "the source does not split into Rust tokens".into()
+    "the source does not split into Rust tokens: look for an unclosed string, comment or delimiter before this point".into()
 }
 
 #[cfg(test)]
