@@ -69,6 +69,17 @@ pub trait Number: Element {
         b: ArrayView2<'_, Self>,
         what: &str,
     ) -> Result<()>;
+
+    /// [`Number::gemm`] accumulated: `out += a · b` (`out -= a · b` when `subtract`), BLAS's
+    /// gemm with beta = 1 for floats. Rounding may differ from the product made first and
+    /// then added (the backend adds the sum in blocks).
+    fn gemm_add(
+        out: ArrayViewMut2<'_, Self>,
+        a: ArrayView2<'_, Self>,
+        b: ArrayView2<'_, Self>,
+        subtract: bool,
+        what: &str,
+    ) -> Result<()>;
 }
 
 /// `f32` and `f64`: what the transcendental functions and `mean` need.
@@ -187,6 +198,16 @@ macro_rules! int_number {
                 what: &str,
             ) -> Result<()> {
                 crate::kernels::dot::gemm_loop(out, a, b, what)
+            }
+            #[inline]
+            fn gemm_add(
+                out: ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                subtract: bool,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::gemm_loop_add(out, a, b, subtract, what)
             }
             $($rest)*
         }
@@ -341,6 +362,16 @@ macro_rules! float_impls {
                 what: &str,
             ) -> Result<()> {
                 crate::kernels::dot::gemm_float(out, a, b, what)
+            }
+            #[inline]
+            fn gemm_add(
+                out: ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                subtract: bool,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::gemm_add_float(out, a, b, subtract, what)
             }
         }
 

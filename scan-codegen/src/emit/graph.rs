@@ -162,6 +162,7 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
     match &node.op {
         Op::Elemwise(_) | Op::Cast | Op::Fused(_) => true,
         Op::Dot => node.inputs.iter().all(|&i| g.ty(i).rank <= 2),
+        Op::DotAdd { .. } => true,
         _ => false,
     }
 }
@@ -393,6 +394,20 @@ pub fn emit_in_place(
                         repr
                     }
                 }
+            }
+            Op::DotAdd { subtract } => {
+                let (c, a, b) = (arg(0).view(), arg(1).view(), arg(2).view());
+                let f = match (g.ty(node.inputs[1]).rank, g.ty(node.inputs[2]).rank) {
+                    (1, _) => quote!(dot_add_vm),
+                    (_, 1) => quote!(dot_add_mv),
+                    _ => quote!(dot_add_mm),
+                };
+                let (repr, code) = write(&mut setup, &|out| match packed.get(&id) {
+                    Some(p) => quote!(#p.#f(#out, #c, #a, #b, #subtract, #label)?;),
+                    None => quote!(#rt::kernels::#f(#out, #c, #a, #b, #subtract, #label)?;),
+                });
+                body.extend(code);
+                repr
             }
             Op::MatMul => {
                 // numpy's matmul with a stack of matrices on the right.

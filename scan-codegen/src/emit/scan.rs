@@ -504,7 +504,8 @@ pub fn emit(
     let mut packed = std::collections::HashMap::new();
     for id in op.step.live_nodes() {
         let node = op.step.node(id);
-        let (Op::Dot, [a, w]) = (&node.op, &node.inputs[..]) else {
+        let ((Op::Dot, [a, w]) | (Op::DotAdd { .. }, [_, a, w])) = (&node.op, &node.inputs[..])
+        else {
             continue;
         };
         let Op::Input { index, .. } = op.step.node(*w).op else {

@@ -24,7 +24,7 @@ mod tests;
 
 pub use value::{assert_close, Element, Value};
 
-use crate::ir::{Function, Graph, NodeId, Op, ParamKind};
+use crate::ir::{ElemOp, Function, Graph, NodeId, Op, ParamKind};
 
 /// Runs function `f` on `args` (one per parameter, in order; scalars as 0-d values; a
 /// `usize` parameter as a 0-d i64 value). Returns one value per declared result.
@@ -448,6 +448,13 @@ fn eval_node(
                 result,
             };
             ops::dot_sum(&args[0], &args[1], &args[2], *transpose, &names)?
+        }
+        // The product, then the addition, as before the gemm rewrite.
+        Op::DotAdd { subtract } => {
+            arity(3)?;
+            let product = ops::dot(&args[1], &args[2], label)?;
+            let op = if *subtract { ElemOp::Sub } else { ElemOp::Add };
+            elemwise::eval_elemwise(op, &[args[0].clone(), product], label)?
         }
         // The fused operations evaluated one by one on whole arrays, as before fusion.
         Op::Fused(body) => {

@@ -414,6 +414,14 @@ pub enum Op {
         output: String,
         result: String,
     },
+    /// inputs: `[c, a, b]`; `c + dot(a, b)` (`c - dot(a, b)` when `subtract`), made by the
+    /// gemm rewrite from an addition of a product: the product is accumulated onto `c`
+    /// (BLAS's gemm with beta = 1), with no buffer for it. `a`, `b`: float matrix·matrix,
+    /// matrix·vector or vector·matrix operands; `c` of the product's dtype and at most its
+    /// rank, broadcast as the addition broadcasts. The node's type is the addition's.
+    DotAdd {
+        subtract: bool,
+    },
     /// inputs: the operands of a chain of elementwise operations, fused into one pass by
     /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
     /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,

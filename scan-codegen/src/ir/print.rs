@@ -77,6 +77,8 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                 [false, true] => "dot_sum(q.T)".to_string(),
                 [true, true] => "dot_sum(p.T, q.T)".to_string(),
             },
+            Op::DotAdd { subtract: false } => "dot_add".to_string(),
+            Op::DotAdd { subtract: true } => "dot_sub".to_string(),
             Op::Fused(_) => "fused".to_string(),
             Op::Scan(s) => {
                 let seqs: Vec<String> = s

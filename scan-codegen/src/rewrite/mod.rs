@@ -15,6 +15,7 @@ mod cse;
 mod dead;
 mod edit;
 mod fusion;
+mod gemm;
 mod lift;
 pub(crate) mod loop_interchange;
 mod merge;
@@ -64,6 +65,8 @@ pub enum Pass {
     PushOutOutput,
     /// Each output keeps only the last steps that are read.
     SaveMem,
+    /// An addition of a matrix product accumulated onto its addend by the GEMM.
+    Gemm,
     /// Chains of elementwise operations on arrays computed in one pass.
     Fusion,
     /// An elementwise recurrence runs element chunks outer, steps inner (state in cache).
@@ -74,7 +77,7 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 14] = [
+pub const ORDER: [Pass; 15] = [
     Pass::Constants,
     Pass::Cse,
     // After constants (an `n_steps` passed into a nested step as a constant non-sequence
@@ -92,6 +95,8 @@ pub const ORDER: [Pass; 14] = [
     Pass::Dead,
     Pass::Merge,
     Pass::SaveMem,
+    // Before fusion, which would take an addition of a product into a pass of its own.
+    Pass::Gemm,
     Pass::Fusion,
     Pass::LoopInterchange,
     Pass::SumLanes,
@@ -115,6 +120,7 @@ impl Pass {
             Pass::PushOutOutput => "push_out_output",
             Pass::SaveMem => "save_mem",
             Pass::LoopInterchange => "loop_interchange",
+            Pass::Gemm => "gemm",
             Pass::Fusion => "fusion",
             Pass::SumLanes => "sum_lanes",
         }
@@ -138,6 +144,7 @@ impl Pass {
             Pass::PushOutOutput => push_out_output::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
             Pass::LoopInterchange => loop_interchange::run(g, log),
+            Pass::Gemm => gemm::run(g, log),
             Pass::Fusion => fusion::run(g, log),
             Pass::SumLanes => sum_lanes::run(g, log),
         }

@@ -18,13 +18,13 @@
 //! - neither: the direct loops.
 
 use ndarray::{
-    Array2, Array3, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Axis, Ix1,
-    Ix2, Ix3, Zip,
+    Array1, Array2, Array3, ArrayView, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1,
+    ArrayViewMut2, Axis, Dimension, Ix1, Ix2, Ix3, Zip,
 };
 
 use crate::element::Number;
 use crate::error::{Error, Result};
-use crate::kernels::buffer::{ensure_shape, try_ensure_shape, Destination};
+use crate::kernels::buffer::{broadcast_shape, ensure_shape, try_ensure_shape, Destination};
 
 /// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
 /// `"loops"` (neither feature).
@@ -122,6 +122,140 @@ pub fn dot_mm<'o, T: Number>(
     }
     let out = out.prepare(Ix2(m, n), what)?;
     T::gemm(out, a, b, what)
+}
+
+/// `out = c + a · b` (`c - a · b` when `subtract`) for an `(m, k)` matrix `a` and a
+/// `(k, n)` matrix `b`: the product accumulated onto `c` (BLAS's gemm with beta = 1), with
+/// no buffer for the product and no second pass over it (the gemm rewrite's `Op::DotAdd`).
+/// `c` is broadcast as numpy's `c + dot(a, b)` broadcasts; when the sum is larger than the
+/// product (`c` of shape `(m, n)` beside a product of one row), the product is made first
+/// and added, as the two operations would.
+pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
+    out: impl Destination<'o, T, Ix2>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let ((m, k), (k2, n)) = (a.dim(), b.dim());
+    if k != k2 {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    let shape: Ix2 = broadcast_shape(what, &[c.shape(), &[m, n]])?;
+    if shape != Ix2(m, n) {
+        let mut product = Array2::default((0, 0));
+        dot_mm(&mut product, a, b, what)?;
+        return add_or_subtract(out, c, product.view(), subtract, what);
+    }
+    let out = out.prepare(shape, what)?;
+    accumulate(out, c, a, b, subtract, what)
+}
+
+/// `out = c ± a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k` (see
+/// [`dot_add_mm`]).
+pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
+    out: impl Destination<'o, T, Ix1>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView1<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let (m, k) = a.dim();
+    if b.len() != k {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    let shape: Ix1 = broadcast_shape(what, &[c.shape(), &[m]])?;
+    if shape != Ix1(m) {
+        let mut product = Array1::default(0);
+        dot_mv(&mut product, a, b, what)?;
+        return add_or_subtract(out, c, product.view(), subtract, what);
+    }
+    let out = out.prepare(shape, what)?;
+    // A column, as the product is made: c's one axis (or none) is the rows'.
+    let rank = c.ndim();
+    let c = c.insert_axis(Axis(rank));
+    accumulate(
+        out.insert_axis(Axis(1)),
+        c,
+        a,
+        b.insert_axis(Axis(1)),
+        subtract,
+        what,
+    )
+}
+
+/// `out = c ± a · b` for a vector `a` of length `k` and a `(k, n)` matrix `b` (see
+/// [`dot_add_mm`]).
+pub fn dot_add_vm<'o, T: Number, Dc: Dimension>(
+    out: impl Destination<'o, T, Ix1>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView1<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let (k, n) = b.dim();
+    if a.len() != k {
+        return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    let shape: Ix1 = broadcast_shape(what, &[c.shape(), &[n]])?;
+    if shape != Ix1(n) {
+        let mut product = Array1::default(0);
+        dot_vm(&mut product, a, b, what)?;
+        return add_or_subtract(out, c, product.view(), subtract, what);
+    }
+    let out = out.prepare(shape, what)?;
+    accumulate(
+        out.insert_axis(Axis(0)),
+        c,
+        a.insert_axis(Axis(0)),
+        b,
+        subtract,
+        what,
+    )
+}
+
+/// `out = c ± a · b` with `out` of the product's shape, which `c` broadcasts to.
+pub(crate) fn accumulate<T: Number, Dc: Dimension>(
+    mut out: ArrayViewMut2<'_, T>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let Some(c) = c.broadcast(out.raw_dim()) else {
+        return Err(Error::Broadcast {
+            what: what.to_string(),
+            shapes: vec![c.shape().to_vec(), out.shape().to_vec()],
+        });
+    };
+    match (out.as_slice_mut(), c.as_slice()) {
+        // `assign` goes element by element: as much as a small product costs.
+        (Some(o), Some(c)) if o.len() == c.len() => o.copy_from_slice(c),
+        _ => out.assign(&c),
+    }
+    T::gemm_add(out, a, b, subtract, what)
+}
+
+/// `out = c ± product` elementwise with broadcasting: the sum when it is larger than the
+/// product.
+fn add_or_subtract<'o, T: Number, D: Dimension, Dc: Dimension, Dp: Dimension>(
+    out: impl Destination<'o, T, D>,
+    c: ArrayView<'_, T, Dc>,
+    product: ArrayView<'_, T, Dp>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    super::elementwise::map2(out, c, product, what, |x: T, y: T| {
+        if subtract {
+            x.num_sub(y)
+        } else {
+            x.num_add(y)
+        }
+    })
 }
 
 /// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a `(k, n)` matrix
@@ -492,6 +626,55 @@ pub(crate) fn gemm_loop<T: Number>(
     Ok(())
 }
 
+/// The direct matrix product accumulated: `out ±= a · b` (`subtract`), each element's
+/// sum made first and then added, as `c + dot(a, b)` adds.
+pub(crate) fn gemm_loop_add<T: Number>(
+    out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    check_gemm(&out, &a, &b, what)?;
+    loop_add(out, a, b, subtract);
+    Ok(())
+}
+
+/// [`gemm_loop_add`] with the shapes already checked.
+fn loop_add<T: Number>(
+    mut out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+) {
+    Zip::from(out.rows_mut())
+        .and(a.rows())
+        .for_each(|o, a_row| {
+            Zip::from(o).and(b.columns()).for_each(|o, col| {
+                let p = dot1(a_row, col);
+                *o = if subtract { o.num_sub(p) } else { o.num_add(p) };
+            })
+        });
+}
+
+/// The float entry of [`Number::gemm_add`]: shapes checked, empty products settled (an
+/// empty sum adds nothing), then the backend.
+pub(crate) fn gemm_add_float<T: backend::Float>(
+    out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    check_gemm(&out, &a, &b, what)?;
+    let ((m, k), n) = (a.dim(), b.ncols());
+    if m == 0 || n == 0 || k == 0 {
+        return Ok(());
+    }
+    backend::gemm_add(out, a, b, subtract);
+    Ok(())
+}
+
 /// [`gemm_loop`] with the shapes already checked.
 fn loop_into<T: Number>(mut out: ArrayViewMut2<'_, T>, a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) {
     if b.ncols() == 1 && out.nrows() > 1 {
@@ -567,7 +750,23 @@ mod backend {
             super::loop_into(out, a, b);
             return;
         }
-        split(out, a, b, threads(m, k, n));
+        split(out, a, b, threads(m, k, n), None);
+    }
+
+    /// `out ±= a · b`, shapes checked and every dimension non-zero.
+    pub(super) fn gemm_add<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+        subtract: bool,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if !use_faer(m, k, n) {
+            super::loop_add(out, a, b, subtract);
+            return;
+        }
+        let alpha = if subtract { T::ONE.num_neg() } else { T::ONE };
+        split(out, a, b, threads(m, k, n), Some(alpha));
     }
 
     /// `out = a · b` over `threads` threads: the larger of the output's two axes cut in two
@@ -585,34 +784,47 @@ mod backend {
         a: ArrayView2<'_, T>,
         b: ArrayView2<'_, T>,
         threads: usize,
+        add: Option<T>,
     ) {
+        if threads <= 1 {
+            faer_gemm(out, a, b, add);
+            return;
+        }
         let (m, n) = out.dim();
         let by_rows = m > n;
         let len = if by_rows { m } else { n };
         let first = threads / 2;
         let at = (len as u128 * first as u128 / threads.max(1) as u128) as usize;
         let at = at / SPLIT_ALIGN * SPLIT_ALIGN;
-        if threads <= 1 || at == 0 || at >= len {
-            faer_gemm(out, a, b);
+        if at == 0 || at >= len {
+            faer_gemm(out, a, b, add);
             return;
         }
         let rest = threads - first;
         if by_rows {
             let (o1, o2) = out.split_at(Axis(0), at);
             let (a1, a2) = a.split_at(Axis(0), at);
-            rayon::join(|| split(o1, a1, b, first), || split(o2, a2, b, rest));
+            rayon::join(
+                || split(o1, a1, b, first, add),
+                || split(o2, a2, b, rest, add),
+            );
         } else {
             let (o1, o2) = out.split_at(Axis(1), at);
             let (b1, b2) = b.split_at(Axis(1), at);
-            rayon::join(|| split(o1, a, b1, first), || split(o2, a, b2, rest));
+            rayon::join(
+                || split(o1, a, b1, first, add),
+                || split(o2, a, b2, rest, add),
+            );
         }
     }
 
-    /// One faer product on this thread, `out = a · b`, shapes checked.
+    /// One faer product on this thread, `out = a · b` (`add`: `out += add · a · b`),
+    /// shapes checked.
     fn faer_gemm<T: Float>(
         mut out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
         b: ArrayView2<'_, T>,
+        add: Option<T>,
     ) {
         let ((m, k), n) = (a.dim(), b.ncols());
         let (sa, sb, so) = (a.strides(), b.strides(), out.strides());
@@ -624,7 +836,8 @@ mod backend {
         // for as long as the faer views live (this function). `out` is a mutable view: its
         // elements do not alias each other (ndarray gives no mutable view with zero or
         // overlapping strides) nor `a` or `b` (a unique borrow beside shared ones).
-        // `Accum::Replace` never reads `out`'s previous values.
+        // `Accum::Replace` never reads `out`'s previous values; `Accum::Add` reads each
+        // element once, through the same view.
         let (a, b, out) = unsafe {
             (
                 MatRef::from_raw_parts(a.as_ptr(), m, k, rsa, csa),
@@ -632,7 +845,10 @@ mod backend {
                 MatMut::from_raw_parts_mut(out.as_mut_ptr(), m, n, rso, cso),
             )
         };
-        matmul(out, Accum::Replace, a, b, T::ONE, Par::Seq);
+        match add {
+            None => matmul(out, Accum::Replace, a, b, T::ONE, Par::Seq),
+            Some(alpha) => matmul(out, Accum::Add, a, b, alpha, Par::Seq),
+        }
         super::clear_upper_state();
     }
 }
@@ -646,7 +862,7 @@ mod backend {
 
     /// The float types matrixmultiply multiplies, with their gemm.
     pub(crate) trait Float: Number {
-        /// matrixmultiply's `sgemm`/`dgemm` with alpha = 1, beta = 0.
+        /// matrixmultiply's `sgemm`/`dgemm`: `c = alpha a b + beta c`.
         ///
         /// # Safety
         /// As `matrixmultiply::dgemm`: `a` (m×k), `b` (k×n) and `c` (m×n) reachable through
@@ -656,12 +872,14 @@ mod backend {
             m: usize,
             k: usize,
             n: usize,
+            alpha: Self,
             a: *const Self,
             rsa: isize,
             csa: isize,
             b: *const Self,
             rsb: isize,
             csb: isize,
+            beta: Self,
             c: *mut Self,
             rsc: isize,
             csc: isize,
@@ -676,18 +894,20 @@ mod backend {
                     m: usize,
                     k: usize,
                     n: usize,
+                    alpha: Self,
                     a: *const Self,
                     rsa: isize,
                     csa: isize,
                     b: *const Self,
                     rsb: isize,
                     csb: isize,
+                    beta: Self,
                     c: *mut Self,
                     rsc: isize,
                     csc: isize,
                 ) {
                     // SAFETY: the caller upholds matrixmultiply's contract (see the trait).
-                    unsafe { $gemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+                    unsafe { $gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc) }
                 }
             }
         };
@@ -703,7 +923,7 @@ mod backend {
 
     /// `out = a · b`, shapes checked and every dimension non-zero.
     pub(super) fn gemm<T: Float>(
-        mut out: ArrayViewMut2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
         b: ArrayView2<'_, T>,
     ) {
@@ -712,6 +932,34 @@ mod backend {
             super::loop_into(out, a, b);
             return;
         }
+        product(out, a, b, T::ONE, T::ZERO);
+    }
+
+    /// `out ±= a · b`, shapes checked and every dimension non-zero.
+    pub(super) fn gemm_add<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+        subtract: bool,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if !use_gemm(m, k, n) {
+            super::loop_add(out, a, b, subtract);
+            return;
+        }
+        let alpha = if subtract { T::ONE.num_neg() } else { T::ONE };
+        product(out, a, b, alpha, T::ONE);
+    }
+
+    /// `out = alpha a · b + beta out` through matrixmultiply.
+    fn product<T: Float>(
+        mut out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+        alpha: T,
+        beta: T,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
         let (sa, sb, so) = (
             [a.strides()[0], a.strides()[1]],
             [b.strides()[0], b.strides()[1]],
@@ -724,18 +972,20 @@ mod backend {
         // exactly what gemm reads and writes. `out` is a mutable view, so its elements do
         // not alias each other (no zero or overlapping strides) nor `a` or `b` (the borrow
         // checker keeps a unique borrow apart from shared ones). With beta = 0 gemm never
-        // reads `out`'s previous values.
+        // reads `out`'s previous values; with beta = 1 it reads each through `out`'s view.
         unsafe {
             T::mm(
                 m,
                 k,
                 n,
+                alpha,
                 a.as_ptr(),
                 sa[0],
                 sa[1],
                 b.as_ptr(),
                 sb[0],
                 sb[1],
+                beta,
                 out.as_mut_ptr(),
                 so[0],
                 so[1],
@@ -762,6 +1012,16 @@ mod backend {
         b: ArrayView2<'_, T>,
     ) {
         super::loop_into(out, a, b);
+    }
+
+    /// `out ±= a · b`, shapes checked.
+    pub(super) fn gemm_add<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+        subtract: bool,
+    ) {
+        super::loop_add(out, a, b, subtract);
     }
 }
 
@@ -1092,12 +1352,12 @@ mod tests {
                 let expected = naive_mm(a.view(), b.view());
                 for threads in [1, 2, 3, 5, 64] {
                     let mut out = Array2::from_elem((m, n), T::ONE);
-                    backend::split(out.view_mut(), a.view(), b.view(), threads);
+                    backend::split(out.view_mut(), a.view(), b.view(), threads, None);
                     assert_eq!(out, expected, "{m}x{k}x{n}, {threads} threads");
                     // Transposed operands into a column-major output.
                     let (at, bt) = (a.t().to_owned(), b.t().to_owned());
                     let mut fortran = Array2::from_elem((m, n).f(), T::ONE);
-                    backend::split(fortran.view_mut(), at.t(), bt.t(), threads);
+                    backend::split(fortran.view_mut(), at.t(), bt.t(), threads, None);
                     assert_eq!(fortran, expected, "{m}x{k}x{n}, {threads} threads, .t()");
                 }
             }
@@ -1183,6 +1443,185 @@ mod tests {
              inner sizes 3 and 4 differ"
         );
         assert_eq!(out.shape(), &[0, 0]);
+    }
+
+    /// `c ± a · b` as the two operations give it (exact: small integers).
+    fn sum_then<T: Number>(c: &Array2<T>, product: &Array2<T>, subtract: bool) -> Array2<T> {
+        let mut want = c.clone();
+        want.zip_mut_with(product, |x, &p| {
+            *x = if subtract { x.num_sub(p) } else { x.num_add(p) }
+        });
+        want
+    }
+
+    /// The accumulating kernels against the product made first and then added: every rank
+    /// pair, both signs, `c` full, a row, a column and a scalar, sizes on the direct loop
+    /// and on the backend (with its split over threads).
+    fn check_dot_add<T: Number>()
+    where
+        i32: crate::element::Cast<T>,
+    {
+        for &(m, k, n) in &[
+            (3, 4, 5),
+            (1, 5, 7),
+            (6, 5, 1),
+            (40, 60, 50),
+            (1, 100, 100),
+            (300, 40, 70),
+        ] {
+            let a = matrix::<T>(m, k, 2);
+            let b = matrix::<T>(k, n, 3);
+            let c = matrix::<T>(m, n, 4);
+            let product = naive_mm(a.view(), b.view());
+            for subtract in [false, true] {
+                let what = format!("{m}x{k}x{n}, subtract {subtract}");
+                let mut out = Array2::default((0, 0));
+                dot_add_mm(
+                    &mut out,
+                    c.view(),
+                    a.view(),
+                    b.view(),
+                    subtract,
+                    "c + a @ b",
+                )
+                .unwrap();
+                assert_eq!(out, sum_then(&c, &product, subtract), "{what}");
+                // c as a row and as a scalar, broadcast.
+                let row = c.row(0).to_owned();
+                let rows = Array2::from_shape_fn((m, n), |(_, j)| row[j]);
+                dot_add_mm(
+                    &mut out,
+                    row.view(),
+                    a.view(),
+                    b.view(),
+                    subtract,
+                    "c + a @ b",
+                )
+                .unwrap();
+                assert_eq!(out, sum_then(&rows, &product, subtract), "{what}, row");
+                let one = ndarray::arr0(c[[0, 0]]);
+                let ones = Array2::from_elem((m, n), c[[0, 0]]);
+                dot_add_mm(
+                    &mut out,
+                    one.view(),
+                    a.view(),
+                    b.view(),
+                    subtract,
+                    "c + a @ b",
+                )
+                .unwrap();
+                assert_eq!(out, sum_then(&ones, &product, subtract), "{what}, scalar");
+                // Matrix · vector and vector · matrix.
+                let mut v = Array1::default(0);
+                dot_add_mv(
+                    &mut v,
+                    c.column(0),
+                    a.view(),
+                    b.column(0),
+                    subtract,
+                    "c + a @ b",
+                )
+                .unwrap();
+                let want = sum_then(
+                    &c.slice(s![.., 0..1]).to_owned(),
+                    &product.slice(s![.., 0..1]).to_owned(),
+                    subtract,
+                );
+                assert_eq!(v, want.column(0), "{what}, mv");
+                dot_add_vm(&mut v, c.row(0), a.row(0), b.view(), subtract, "c + a @ b").unwrap();
+                let want = sum_then(
+                    &c.slice(s![0..1, ..]).to_owned(),
+                    &product.slice(s![0..1, ..]).to_owned(),
+                    subtract,
+                );
+                assert_eq!(v, want.row(0), "{what}, vm");
+                // A scalar addend of a matrix · vector product.
+                dot_add_mv(
+                    &mut v,
+                    one.view(),
+                    a.view(),
+                    b.column(0),
+                    subtract,
+                    "c + a @ b",
+                )
+                .unwrap();
+                let want = sum_then(
+                    &ones.slice(s![.., 0..1]).to_owned(),
+                    &product.slice(s![.., 0..1]).to_owned(),
+                    subtract,
+                );
+                assert_eq!(v, want.column(0), "{what}, mv scalar");
+            }
+        }
+    }
+
+    #[test]
+    fn dot_add_f32() {
+        check_dot_add::<f32>();
+    }
+
+    #[test]
+    fn dot_add_f64() {
+        check_dot_add::<f64>();
+    }
+
+    #[test]
+    fn dot_add_i64() {
+        check_dot_add::<i64>();
+    }
+
+    #[test]
+    fn dot_add_with_two_threads() {
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let before = crate::threads::num_threads();
+        crate::threads::set_num_threads(2);
+        check_dot_add::<f64>();
+        crate::threads::set_num_threads(before);
+    }
+
+    /// A sum larger than the product (`c` of 3 rows beside a product of one): the product
+    /// is made, then added with broadcasting, as numpy's `c + dot(a, b)`.
+    #[test]
+    fn dot_add_larger_than_the_product_broadcasts_the_product() {
+        let a = matrix::<f64>(1, 4, 1);
+        let b = matrix::<f64>(4, 5, 2);
+        let c = matrix::<f64>(3, 5, 3);
+        let product = naive_mm(a.view(), b.view());
+        let mut out = Array2::default((0, 0));
+        dot_add_mm(&mut out, c.view(), a.view(), b.view(), true, "c - a @ b").unwrap();
+        let want = Array2::from_shape_fn((3, 5), |(i, j)| c[[i, j]] - product[[0, j]]);
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn dot_add_errors_name_the_expression() {
+        let a = Array2::<f64>::zeros((2, 3));
+        let b = Array2::<f64>::zeros((4, 5));
+        let c = Array2::<f64>::zeros((2, 5));
+        let mut out = Array2::<f64>::zeros((0, 0));
+        let e = dot_add_mm(&mut out, c.view(), a.view(), b.view(), false, "c + a @ b").unwrap_err();
+        assert_eq!(
+            e,
+            Error::Dot {
+                what: "c + a @ b".into(),
+                left: vec![2, 3],
+                right: vec![4, 5]
+            }
+        );
+        let b = Array2::<f64>::zeros((3, 5));
+        let c = Array2::<f64>::zeros((3, 5));
+        let e = dot_add_mm(&mut out, c.view(), a.view(), b.view(), false, "c + a @ b").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot broadcast shapes [3, 5] and [2, 5] together in `c + a @ b`"
+        );
+        let mut v = Array1::<f64>::zeros(0);
+        let e = dot_add_mv(&mut v, c.row(0), a.view(), c.row(0), true, "c - a @ b").unwrap_err();
+        assert!(matches!(e, Error::Dot { .. }), "{e}");
+        let e = dot_add_vm(&mut v, c.row(0), c.row(0), a.view(), true, "c - a @ b").unwrap_err();
+        assert!(matches!(e, Error::Dot { .. }), "{e}");
     }
 
     #[test]

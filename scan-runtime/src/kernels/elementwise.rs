@@ -85,7 +85,7 @@ impl<'a, A: Copy> Operand<'a, A> {
     /// Elements `start..start + len` of the output as read from this input; the block is
     /// inside one row, and at most `BLOCK` long when a scalar is read (see [`blocks`]).
     #[inline(always)]
-    fn block<'b>(&'b self, buffer: &'b [A; BLOCK], start: usize, len: usize) -> &'b [A] {
+    fn block<'b>(&'b self, buffer: &'b [A], start: usize, len: usize) -> &'b [A] {
         match self {
             Operand::Full(s) => &s[start..start + len],
             Operand::Row(s) => {
@@ -134,13 +134,9 @@ macro_rules! slice_loops {
             let Some((row, most)) = blocks(n, &[$($op.period()),+]) else {
                 return false;
             };
-            // Each input's buffer repeats its scalar (unused by the other inputs).
-            let ($(Some($buf),)+) = ($($op.fill(),)+) else {
-                return false;
-            };
-            let ($($buf,)+) = ($([$buf; BLOCK],)+);
-            // Elements `lo..lo + o.len()` of the output into `o`.
-            let pass = |o: &mut [MaybeUninit<U>], lo: usize| {
+            // Elements `lo..lo + o.len()` of the output into `o`; a scalar input's block
+            // is read from its buffer (`BLOCK` copies of it; the others' are not read).
+            let run = |o: &mut [MaybeUninit<U>], lo: usize, ($($buf,)+): ($(&[$t],)+)| {
                 isa::with_best_isa(
                     #[inline(always)]
                     || {
@@ -150,7 +146,7 @@ macro_rules! slice_loops {
                             // Up to the end of the row, at most `most`.
                             let len = (row - start % row).min(most).min(hi - start);
                             let out = &mut o[start - lo..start - lo + len];
-                            $(let $op = $op.block(&$buf, start, len);)+
+                            $(let $op = $op.block($buf, start, len);)+
                             for i in 0..len {
                                 out[i] = MaybeUninit::new(f($($op[i]),+));
                             }
@@ -158,6 +154,20 @@ macro_rules! slice_loops {
                         }
                     },
                 )
+            };
+            // The buffers are made only when a scalar is read: filling them costs more
+            // than a small map's whole loop (a Kalman filter's 4 x 4 sums).
+            let scalars = $(matches!($op, Operand::Scalar(_)))||+;
+            let ($(Some($buf),)+) = ($($op.fill(),)+) else {
+                return false;
+            };
+            let pass = |o: &mut [MaybeUninit<U>], lo: usize| {
+                if scalars {
+                    let ($($buf,)+) = ($([$buf; BLOCK],)+);
+                    run(o, lo, ($(&$buf[..],)+));
+                } else {
+                    run(o, lo, ($({ let $buf: &[$t] = &[]; $buf },)+));
+                }
             };
             if n >= SPLIT_MIN_ELEMENTS && crate::threads::num_threads() >= 2 {
                 // Two halves, the second on the spinning helper (`threads::spin`).

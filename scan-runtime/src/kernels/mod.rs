@@ -34,9 +34,9 @@ pub use buffer::{
     broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
 };
 pub use dot::{
-    check_dot_stack, chunk_steps, dot_mm, dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm,
-    dot_vv, matmul_matrix_stack, matmul_stacks, matmul_vector_stack, project_chunk, DotSumScratch,
-    DotSumText, CHUNK_BYTES,
+    check_dot_stack, chunk_steps, dot_add_mm, dot_add_mv, dot_add_vm, dot_mm, dot_mv, dot_stack_m,
+    dot_stack_v, dot_sum, dot_vm, dot_vv, matmul_matrix_stack, matmul_stacks, matmul_vector_stack,
+    project_chunk, DotSumScratch, DotSumText, CHUNK_BYTES,
 };
 pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{

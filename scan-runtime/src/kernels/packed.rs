@@ -516,6 +516,60 @@ macro_rules! packed_impl {
                 Ok(())
             }
 
+            /// `out = c + a · w` (the gemm rewrite's `c + dot(a, w)`): `c` broadcast into
+            /// `out`, then the product added through the packed panels. Anything else
+            /// (a difference, `c` larger than the product, no panels): the plain kernel,
+            /// `kernels::dot_add_mm`, whose errors these are.
+            pub fn dot_add_mm<'o, Dc: ndarray::Dimension>(
+                &mut self,
+                out: impl Destination<'o, $t, Ix2>,
+                c: ndarray::ArrayView<'_, $t, Dc>,
+                a: ArrayView2<'_, $t>,
+                w: ArrayView2<'_, $t>,
+                subtract: bool,
+                what: &str,
+            ) -> Result<()> {
+                let (m, k) = a.dim();
+                let fits = c.broadcast(Ix2(m, self.n)).is_some();
+                if subtract || !fits || !self.packed || w.dim() != (self.k, self.n) || k != self.k {
+                    return super::dot::dot_add_mm(out, c, a, w, subtract, what);
+                }
+                let mut out = out.prepare(Ix2(m, self.n), what)?;
+                if let Some(c) = c.broadcast(Ix2(m, self.n)) {
+                    out.assign(&c);
+                }
+                self.product(a, &mut out, true);
+                Ok(())
+            }
+
+            /// `out = c + a · w` for a vector `a` of length `k` (see [`Self::dot_add_mm`]).
+            pub fn dot_add_vm<'o, Dc: ndarray::Dimension>(
+                &mut self,
+                out: impl Destination<'o, $t, Ix1>,
+                c: ndarray::ArrayView<'_, $t, Dc>,
+                a: ArrayView1<'_, $t>,
+                w: ArrayView2<'_, $t>,
+                subtract: bool,
+                what: &str,
+            ) -> Result<()> {
+                let fits = c.broadcast(Ix1(self.n)).is_some();
+                if subtract
+                    || !fits
+                    || !self.packed
+                    || w.dim() != (self.k, self.n)
+                    || a.len() != self.k
+                {
+                    return super::dot::dot_add_vm(out, c, a, w, subtract, what);
+                }
+                let out = out.prepare(Ix1(self.n), what)?;
+                let mut out = out.insert_axis(Axis(0));
+                if let Some(c) = c.broadcast(Ix1(self.n)) {
+                    out.row_mut(0).assign(&c);
+                }
+                self.product(a.insert_axis(Axis(0)), &mut out, true);
+                Ok(())
+            }
+
             /// Rows `start .. start + chunk` of the stack product `a · w` (`a` of shape
             /// `(t, m, k)`, fewer rows at the end of `a`) into the first rows of `out`,
             /// which keeps `chunk` rows: `kernels::project_chunk` through the packed `w`
@@ -836,6 +890,66 @@ mod tests {
             let e = p.dot_mm_add(out.view_mut(), a.t(), w.view(), "c + a · w");
             assert!(e.is_err() || m == k, "mismatched shapes");
         }
+    }
+
+    /// The gemm rewrite's `c + a · w` through the panels: `c` full, a row (a bias) and a
+    /// scalar; a difference and a sum larger than the product go to the plain kernel.
+    #[test]
+    fn sums_of_an_addend_and_a_product() {
+        for &(m, k, n) in &[(32, 64, 70), (1, 9, 5), (7, 3, 33)] {
+            let (a, w, c) = (matrix(m, k, 1), matrix(k, n, 2), matrix(m, n, 3));
+            let product = reference(&a, &w);
+            let bias = c.row(0).to_owned();
+            for isa in isas() {
+                let mut p = PackedMatrix::<f64>::for_isa(w.view(), isa, true);
+                let mut out = Array2::<f64>::zeros((0, 0));
+                p.dot_add_mm(&mut out, c.view(), a.view(), w.view(), false, "c + a · w")
+                    .unwrap();
+                assert_eq!(out, &c + &product, "{m}x{k}x{n} {isa:?}");
+                p.dot_add_mm(
+                    &mut out,
+                    bias.view(),
+                    a.view(),
+                    w.view(),
+                    false,
+                    "c + a · w",
+                )
+                .unwrap();
+                assert_eq!(out, &bias + &product, "{m}x{k}x{n} {isa:?} row");
+                p.dot_add_mm(
+                    &mut out,
+                    ndarray::arr0(2.0).view(),
+                    a.view(),
+                    w.view(),
+                    true,
+                    "c - a · w",
+                )
+                .unwrap();
+                assert_eq!(
+                    out,
+                    product.mapv(|x| 2.0 - x),
+                    "{m}x{k}x{n} {isa:?} difference"
+                );
+                let mut v = Array1::<f64>::zeros(0);
+                p.dot_add_vm(&mut v, bias.view(), a.row(0), w.view(), false, "c + a · w")
+                    .unwrap();
+                assert_eq!(v, &bias + &product.row(0), "{m}x{k}x{n} {isa:?} vector");
+                p.dot_add_vm(&mut v, bias.view(), a.row(0), w.view(), true, "c - a · w")
+                    .unwrap();
+                assert_eq!(
+                    v,
+                    &bias - &product.row(0),
+                    "{m}x{k}x{n} {isa:?} vector difference"
+                );
+            }
+        }
+        // Three rows of c beside a product of one row: numpy broadcasts the product.
+        let (a, w, c) = (matrix(1, 64, 1), matrix(64, 70, 2), matrix(3, 70, 3));
+        let mut p = PackedMatrix::<f64>::new(w.view());
+        let mut out = Array2::<f64>::zeros((0, 0));
+        p.dot_add_mm(&mut out, c.view(), a.view(), w.view(), false, "c + a · w")
+            .unwrap();
+        assert_eq!(out, &c + &reference(&a, &w));
     }
 
     #[test]
