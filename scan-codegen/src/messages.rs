@@ -695,6 +695,14 @@ pub fn powi_exponent() -> String {
     "the exponent of `powi` is an integer literal (i32); use `pow` for a computed exponent".into()
 }
 
+pub fn powi_negative_of_integers(dtype: &str, k: i32) -> String {
+    format!(
+        "an integer to a negative power is not an integer (numpy raises): `powi` of {dtype} \
+         with exponent {k}; cast first (`powi(x as f64, {k})`) or use `pow`, which computes \
+         integers in f64"
+    )
+}
+
 pub fn join_not_a_list(name: &str) -> String {
     format!("`{name}` takes a list of arrays: `{name}([a, b], axis)`")
 }

@@ -103,23 +103,26 @@ pub fn powi<T: Number>(x: T, n: i32) -> T {
     x.num_powi(n)
 }
 
-/// numpy's `maximum`: NaN in either operand gives NaN.
+/// numpy's `maximum`: NaN in either operand gives NaN; on a tie the second operand, as
+/// numpy's x86-64 loops (`maxpd`) give it, so `maximum(-0.0, 0.0)` is `0.0` and
+/// `relu(-0.0)` is `0.0` (the same cost as keeping the first).
 #[inline]
 pub fn maximum<T: Element>(a: T, b: T) -> T {
     match a.partial_cmp(&b) {
-        Some(std::cmp::Ordering::Less) => b,
-        Some(_) => a,
+        Some(std::cmp::Ordering::Greater) => a,
+        Some(_) => b,
         // Unordered: one of them is NaN (the one not equal to itself).
         None => nan_of(a, b),
     }
 }
 
-/// numpy's `minimum`: NaN in either operand gives NaN.
+/// numpy's `minimum`: NaN in either operand gives NaN; on a tie the second operand
+/// (`minimum(0.0, -0.0)` is `-0.0`), as `maximum`.
 #[inline]
 pub fn minimum<T: Element>(a: T, b: T) -> T {
     match a.partial_cmp(&b) {
-        Some(std::cmp::Ordering::Greater) => b,
-        Some(_) => a,
+        Some(std::cmp::Ordering::Less) => a,
+        Some(_) => b,
         None => nan_of(a, b),
     }
 }
@@ -443,6 +446,12 @@ mod tests {
         assert!(minimum(1.0, f32::NAN).is_nan());
         assert!(maximum(true, false));
         assert!(!minimum(true, false));
+        // A tie gives the second operand (numpy's on x86-64): relu(-0.0) is 0.0.
+        assert_eq!(maximum(-0.0f64, 0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(maximum(0.0f64, -0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(minimum(0.0f32, -0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(minimum(-0.0f32, 0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(relu(-0.0f64).to_bits(), 0.0f64.to_bits());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 pub mod assemble;
 pub mod elemwise;
+pub mod jvp;
 pub mod linalg;
 pub mod num;
 pub mod ops;
@@ -22,6 +23,7 @@ pub mod value;
 #[cfg(test)]
 mod tests;
 
+pub use jvp::{gradient_by_jvp, jvp, jvp_function};
 pub use value::{assert_close, Element, Value};
 
 use crate::ir::{ElemOp, Function, Graph, NodeId, Op, ParamKind};
@@ -29,6 +31,15 @@ use crate::ir::{ElemOp, Function, Graph, NodeId, Op, ParamKind};
 /// Runs function `f` on `args` (one per parameter, in order; scalars as 0-d values; a
 /// `usize` parameter as a 0-d i64 value). Returns one value per declared result.
 pub fn eval_function(f: &Function, args: Vec<Value>) -> Result<Vec<Value>, String> {
+    check_arguments(f, &args)?;
+    let results = eval_graph(&f.graph, &args)?;
+    check_results(f, &results)?;
+    Ok(results)
+}
+
+/// That `args` fit `f`'s parameters (count, types, usize values) and its graph's inputs;
+/// shared with the forward mode ([`jvp::jvp_function`]).
+fn check_arguments(f: &Function, args: &[Value]) -> Result<(), String> {
     if args.len() != f.params.len() {
         let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
         return Err(format!(
@@ -39,7 +50,7 @@ pub fn eval_function(f: &Function, args: Vec<Value>) -> Result<Vec<Value>, Strin
             args.len()
         ));
     }
-    for (param, arg) in f.params.iter().zip(&args) {
+    for (param, arg) in f.params.iter().zip(args) {
         if arg.ty() != param.ty {
             let usize_note = if param.kind == ParamKind::Usize {
                 " (a usize parameter takes a 0-d i64 value)"
@@ -71,7 +82,11 @@ pub fn eval_function(f: &Function, args: Vec<Value>) -> Result<Vec<Value>, Strin
             f.graph.inputs.len()
         ));
     }
-    let results = eval_graph(&f.graph, &args)?;
+    Ok(())
+}
+
+/// That the graph's `results` are the ones `f` declares.
+fn check_results(f: &Function, results: &[Value]) -> Result<(), String> {
     if results.len() != f.results.len() {
         return Err(format!(
             "IR error: `{}` declares {} results but its graph returns {}",
@@ -80,7 +95,7 @@ pub fn eval_function(f: &Function, args: Vec<Value>) -> Result<Vec<Value>, Strin
             results.len()
         ));
     }
-    for (i, (ty, value)) in f.results.iter().zip(&results).enumerate() {
+    for (i, (ty, value)) in f.results.iter().zip(results).enumerate() {
         if value.ty() != *ty {
             return Err(format!(
                 "IR error: result {i} of `{}` is declared a {ty} but is a {}",
@@ -89,24 +104,28 @@ pub fn eval_function(f: &Function, args: Vec<Value>) -> Result<Vec<Value>, Strin
             ));
         }
     }
-    Ok(results)
+    Ok(())
 }
 
 /// Compiles `source` (a `scan!` block's contents) to IR, then evaluates its function named
 /// `function` on `args` (see [`eval_function`]).
 pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
+    eval_function(&compile_function(source, function)?, args)
+}
+
+/// The function named `function` of `source`, compiled without rewrites.
+fn compile_function(source: &str, function: &str) -> Result<Function, String> {
     let functions = crate::compile_to_ir(source)?;
-    let f = functions
-        .iter()
+    let names: Vec<String> = functions.iter().map(|f| f.name.clone()).collect();
+    functions
+        .into_iter()
         .find(|f| f.name == function)
         .ok_or_else(|| {
-            let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
             format!(
                 "no function `{function}` in the source (it has: {})",
                 names.join(", ")
             )
-        })?;
-    eval_function(f, args)
+        })
 }
 
 /// Checks that the rewrites leave what `function` of `source` computes unchanged: evaluated
@@ -114,7 +133,7 @@ pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>,
 /// without rewrites (`{:?}` prints floats exactly, and NaN matches NaN), or both are errors;
 /// where push_out_dot or running_sum fired (they sum in another order), floats agree within
 /// the tolerance of [`assert_close`] and integers exactly.
-/// It checks `args` and the same program at other loop lengths (see [`length_variants`]),
+/// It checks `args` and the same program at other loop lengths (see `length_variants`),
 /// so that every test program is also tried at 0, 1, 2 and an odd number of steps. `Err`
 /// says which rewrites changed what, on which arguments.
 pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<(), String> {
@@ -207,7 +226,7 @@ fn length_variants(args: &[Value]) -> Vec<Vec<Value>> {
 
 /// What a node evaluated to: a value, or all the results of a scan node (or of a
 /// linear-algebra node with several results).
-enum Slot {
+pub(crate) enum Slot {
     Value(Value),
     Scan(Vec<Value>),
 }
@@ -235,7 +254,11 @@ pub fn eval_graph(graph: &Graph, inputs: &[Value]) -> Result<Vec<Value>, String>
 }
 
 /// The value computed for node `id`.
-fn value_of<'a>(graph: &Graph, slots: &'a [Option<Slot>], id: NodeId) -> Result<&'a Value, String> {
+pub(crate) fn value_of<'a>(
+    graph: &Graph,
+    slots: &'a [Option<Slot>],
+    id: NodeId,
+) -> Result<&'a Value, String> {
     match slots.get(id.0) {
         Some(Some(Slot::Value(v))) => Ok(v),
         Some(Some(Slot::Scan(_))) => Err(format!(
@@ -250,7 +273,9 @@ fn value_of<'a>(graph: &Graph, slots: &'a [Option<Slot>], id: NodeId) -> Result<
     }
 }
 
-fn eval_node(
+/// The value of node `id` from the values of the nodes before it (`slots`); the forward
+/// mode (`jvp.rs`) computes its primal values through it.
+pub(crate) fn eval_node(
     graph: &Graph,
     id: NodeId,
     slots: &[Option<Slot>],

@@ -295,18 +295,24 @@ macro_rules! float_number {
                     r
                 }
             }
+            // numpy's: NaN from either side; on a tie (0.0 and -0.0) the second operand,
+            // as numpy's x86-64 loops (std's max/min leave the zero's sign unspecified).
             fn maximum(self, other: $t) -> $t {
                 if self.is_nan() || other.is_nan() {
                     <$t>::NAN
+                } else if self > other {
+                    self
                 } else {
-                    self.max(other)
+                    other
                 }
             }
             fn minimum(self, other: $t) -> $t {
                 if self.is_nan() || other.is_nan() {
                     <$t>::NAN
+                } else if self < other {
+                    self
                 } else {
-                    self.min(other)
+                    other
                 }
             }
             fn powi(self, n: i32) -> $t {

@@ -462,16 +462,21 @@ pub fn cumulative(
     label: &str,
 ) -> Result<Value, String> {
     fn run<T: Number>(a: &ArrayD<T>, product: bool, axis: Option<usize>) -> ArrayD<T> {
-        let step = |acc: T, x: T| if product { acc.mul(x) } else { acc.add(x) };
-        let start = if product { T::one() } else { T::zero() };
+        // numpy starts at the first element, not at 0: `cumsum([-0.0])` is `[-0.0]`.
+        let step = |acc: Option<T>, x: T| match acc {
+            None => x,
+            Some(acc) if product => acc.mul(x),
+            Some(acc) => acc.add(x),
+        };
         match axis {
             None => {
-                let mut acc = start;
+                let mut acc = None;
                 let v: Vec<T> = a
                     .iter()
                     .map(|&x| {
-                        acc = step(acc, x);
-                        acc
+                        let v = step(acc, x);
+                        acc = Some(v);
+                        v
                     })
                     .collect();
                 ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("a vector of its length")
@@ -479,10 +484,11 @@ pub fn cumulative(
             Some(ax) => {
                 let mut out = a.clone();
                 for mut lane in out.lanes_mut(Axis(ax)) {
-                    let mut acc = start;
+                    let mut acc = None;
                     for x in lane.iter_mut() {
-                        acc = step(acc, *x);
-                        *x = acc;
+                        let v = step(acc, *x);
+                        acc = Some(v);
+                        *x = v;
                     }
                 }
                 out

@@ -29,6 +29,22 @@ struct OutputState {
 /// Runs the scan `op` on its outer inputs (see [`ScanOp`]'s documentation for their
 /// order). Returns one value per output: all steps stacked on a new leading axis.
 pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value>, String> {
+    run_scan(op, inputs, label, |args: &[Value]| {
+        super::eval_graph(&op.step, args)
+    })
+}
+
+/// The loop of [`eval_scan`], each step's results computed by `step` from the step's
+/// arguments rather than by the step graph, which gives only the types of the results
+/// (for zero steps). The forward mode (`jvp.rs`) runs a scan whose sequences, outputs and
+/// non-sequences are followed by their tangents through it, so that one loop, with its
+/// checks, serves both.
+pub(crate) fn run_scan(
+    op: &ScanOp,
+    inputs: &[Value],
+    label: &str,
+    mut step: impl FnMut(&[Value]) -> Result<Vec<Value>, String>,
+) -> Result<Vec<Value>, String> {
     let who = match &op.name {
         Some(name) => format!("scan `{name}`"),
         None => format!("`{label}`"),
@@ -221,8 +237,7 @@ pub fn eval_scan(op: &ScanOp, inputs: &[Value], label: &str) -> Result<Vec<Value
         }
         args.extend(non_sequences.iter().cloned());
 
-        let results =
-            super::eval_graph(&op.step, &args).map_err(|e| format!("{who}, step {t}: {e}"))?;
+        let results = step(&args).map_err(|e| format!("{who}, step {t}: {e}"))?;
         if results.len() != expected_results {
             return Err(format!(
                 "IR error: {who}: the step returns {} values, expected {expected_results}",

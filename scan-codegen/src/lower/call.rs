@@ -123,6 +123,16 @@ impl Lowerer<'_> {
                         .error(args[1].span, crate::messages::powi_exponent());
                     return None;
                 };
+                // numpy raises for an integer to a negative power ("Integers to negative
+                // integer powers are not allowed"); the exponent is known here.
+                let dtype = self.ty(x).dtype;
+                if k < 0 && dtype.is_int() {
+                    self.diag.error(
+                        args[1].span,
+                        crate::messages::powi_negative_of_integers(dtype.rust_name(), k),
+                    );
+                    return None;
+                }
                 self.elemwise(ElemOp::Powi(k), vec![x], e)
             }
             "dot" => {

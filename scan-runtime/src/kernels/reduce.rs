@@ -63,8 +63,9 @@ fn extreme_slice<T: Element>(s: &[T], beats: impl Fn(T, T) -> bool) -> T {
 /// short loop-carried chain) and, beside it, the last NaN it saw (a select off that
 /// chain): a compare-and-select on NaN in the same chain as the extreme made the chain,
 /// and the loop, twice as slow. A NaN seen anywhere is the answer. Between equal values
-/// the fold keeps the first and the lanes may keep another: only `-0.0` and `0.0` tell
-/// them apart, and numpy does not promise which. `group(i)` gives `at(i), .., at(i + 7)`
+/// the fold keeps the last (`maximum` returns its second operand on a tie) and the lanes
+/// may keep another: only `-0.0` and `0.0` tell them apart, and numpy does not promise
+/// which (its own SIMD loops depend on the positions). `group(i)` gives `at(i), .., at(i + 7)`
 /// (one bounds check per slice). Both may write into `out` (a map computed in the same
 /// pass); `at(0)` is called before `group(0)`.
 #[inline(always)]
@@ -355,14 +356,26 @@ pub fn cumulative_all<T: Number, D: Dimension>(
     product: bool,
 ) {
     ensure_shape(out, ndarray::Ix1(a.len()));
-    let mut acc = if product { T::ONE } else { T::ZERO };
-    for (o, &x) in out.iter_mut().zip(a.iter()) {
-        acc = if product {
-            acc.num_mul(x)
-        } else {
-            acc.num_add(x)
+    running(out.iter_mut(), a.iter().copied(), product);
+}
+
+/// The running sum (product) of `xs` into `out`, starting at the first element as numpy
+/// does, not at 0 (`cumsum([-0.0])` is `[-0.0]`, where `0.0 + -0.0` would be `0.0`).
+#[inline]
+fn running<'o, T: Number + 'o>(
+    out: impl Iterator<Item = &'o mut T>,
+    xs: impl Iterator<Item = T>,
+    product: bool,
+) {
+    let mut acc: Option<T> = None;
+    for (o, x) in out.zip(xs) {
+        let v = match acc {
+            None => x,
+            Some(a) if product => a.num_mul(x),
+            Some(a) => a.num_add(x),
         };
-        *o = acc;
+        acc = Some(v);
+        *o = v;
     }
 }
 
@@ -378,17 +391,7 @@ pub fn cumulative_axis<T: Number, D: RemoveAxis>(
     ensure_shape(out, a.raw_dim());
     Zip::from(out.lanes_mut(ax))
         .and(a.lanes(ax))
-        .for_each(|mut o, lane| {
-            let mut acc = if product { T::ONE } else { T::ZERO };
-            for (o, &x) in o.iter_mut().zip(lane.iter()) {
-                acc = if product {
-                    acc.num_mul(x)
-                } else {
-                    acc.num_add(x)
-                };
-                *o = acc;
-            }
-        });
+        .for_each(|mut o, lane| running(o.iter_mut(), lane.iter().copied(), product));
     Ok(())
 }
 
