@@ -853,16 +853,20 @@ pub fn emit_in_place(
                             #la::eigh(&mut #ws, &mut #p0, &mut #p1, #a, #lower, #label, #step)?;
                         ),
                         LinalgOp::Qr => quote!(#la::qr(&mut #ws, &mut #p0, &mut #p1, #a, #label)?;),
-                        _ => {
-                            quote!(let (#p0, #p1): (#s, #s) = #la::slogdet(&mut #ws, #a, #label)?;)
-                        }
+                        _ => match &b {
+                            Some(l) => quote!(let (#p0, #p1): (#s, #s) = #la::slogdet_factored(&mut #ws, #a, #l, #label)?;),
+                            None => quote!(let (#p0, #p1): (#s, #s) = #la::slogdet(&mut #ws, #a, #label)?;),
+                        },
                     });
                     scan_outputs.insert(id, reprs);
                     continue;
                 }
                 match *op {
                     LinalgOp::Det => {
-                        body.extend(quote!(let #ident: #s = #la::det(&mut #ws, #a, #label)?;));
+                        body.extend(match &b {
+                            Some(l) => quote!(let #ident: #s = #la::det_factored(&mut #ws, #a, #l, #label)?;),
+                            None => quote!(let #ident: #s = #la::det(&mut #ws, #a, #label)?;),
+                        });
                         Repr::Scalar(ident.clone())
                     }
                     _ => {

@@ -368,6 +368,30 @@ fn no_convergence(label: &str) -> String {
     format!("`{label}`: the iteration did not converge (is the matrix finite?)")
 }
 
+/// The Cholesky factor given to `det`/`slogdet` by reuse_cholesky (`args[1]`), when `a`
+/// is symmetric to rounding: each pair within `4 n eps max|a|` (the runtime's rule,
+/// `kernels::linalg::symmetric_to_rounding`). `None`: the determinant by LU.
+fn factor(
+    a: &Array2<f64>,
+    args: &[Value],
+    dtype: DType,
+    label: &str,
+) -> Result<Option<Array2<f64>>, String> {
+    let Some(l) = args.get(1) else {
+        return Ok(None);
+    };
+    let l = as_matrix(l, label)?;
+    let n = a.nrows();
+    let eps = match dtype {
+        DType::F32 => f64::from(f32::EPSILON),
+        _ => f64::EPSILON,
+    };
+    let most = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let tolerance = 4.0 * n as f64 * eps * most;
+    let symmetric = (0..n).all(|i| (0..i).all(|j| (a[[i, j]] - a[[j, i]]).abs() <= tolerance));
+    Ok((symmetric && l.dim() == (n, n)).then_some(l))
+}
+
 /// The results of a function with several (`LinalgOp::parts`), in order.
 pub fn several(
     op: LinalgOp,
@@ -401,6 +425,10 @@ pub fn several(
         }
         LinalgOp::SlogDet => {
             let n = square(&a, label)?;
+            if let Some(l) = factor(&a, args, dtype, label)? {
+                let log: f64 = (0..n).map(|i| l[[i, i]].ln()).sum();
+                return Ok(vec![scalar(1.0), scalar(2.0 * log)]);
+            }
             let f = lu(&a);
             let (sign, log) = if f.zero.is_some() {
                 (0.0, f64::NEG_INFINITY)
@@ -511,6 +539,9 @@ pub fn linalg(op: LinalgOp, args: &[Value], dtype: DType, label: &str) -> Result
             Ok(matrix(lu_solve(&f, &Array2::eye(n))))
         }
         LinalgOp::Det => {
+            if let Some(l) = factor(&a, args, dtype, label)? {
+                return Ok(scalar((0..n).map(|i| l[[i, i]] * l[[i, i]]).product()));
+            }
             let f = lu(&a);
             let mut d = if f.swaps.is_multiple_of(2) { 1.0 } else { -1.0 };
             for i in 0..n {

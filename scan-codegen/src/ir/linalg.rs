@@ -45,9 +45,10 @@ pub enum LinalgOp {
     },
     /// `[a]` -> matrix: numpy's `inv`.
     Inv,
-    /// `[a]` -> scalar: numpy's `det`.
+    /// `[a]` -> scalar: numpy's `det`. `[a, l]` after reuse_cholesky: `l` is the Cholesky
+    /// factor of `a`, read when `a` is symmetric to rounding.
     Det,
-    /// `[a]` -> `(sign, logabsdet)`, two scalars: numpy's `slogdet`.
+    /// `[a]` -> `(sign, logabsdet)`, two scalars: numpy's `slogdet`. `[a, l]` as `Det`.
     SlogDet,
     /// `[a]` -> `(w, v)`: numpy's `eigh`, the eigenvalues ascending (a vector) and the
     /// eigenvectors (the columns of a matrix) of the symmetric matrix read from a's
@@ -87,6 +88,12 @@ impl LinalgOp {
             LinalgOp::Qr => Some(&[2, 2]),
             _ => None,
         }
+    }
+
+    /// Whether a node of it may have `n` inputs: its arity, or for `det` and `slogdet` one
+    /// more, the Cholesky factor of the same matrix (added by the reuse_cholesky rewrite).
+    pub fn takes(self, n: usize) -> bool {
+        n == self.arity() || (matches!(self, LinalgOp::Det | LinalgOp::SlogDet) && n == 2)
     }
 
     /// How many inputs it takes.

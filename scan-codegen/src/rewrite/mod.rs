@@ -24,6 +24,7 @@ mod push_out_dot;
 mod push_out_nonseq;
 mod push_out_output;
 mod push_out_seq;
+mod reuse_cholesky;
 mod running_sum;
 mod save_mem;
 pub(crate) mod sum_lanes;
@@ -42,6 +43,8 @@ pub enum Pass {
     Constants,
     /// Duplicate nodes computed once; duplicate outer inputs of a scan passed once.
     Cse,
+    /// `det` and `slogdet` of a matrix factored by `cholesky` read off the factor.
+    ReuseCholesky,
     /// A scan of exactly one step (`n_steps` the constant 1) replaced by its step, its
     /// run-time checks kept.
     OneStep,
@@ -77,9 +80,11 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 15] = [
+pub const ORDER: [Pass; 16] = [
     Pass::Constants,
     Pass::Cse,
+    // After cse, which makes two reads of one matrix one node.
+    Pass::ReuseCholesky,
     // After constants (an `n_steps` passed into a nested step as a constant non-sequence
     // is a constant by then) and before every pass that works on loops: a loop of one step
     // gains nothing from them (push_out_seq would compute its sequence's work over every
@@ -110,6 +115,7 @@ impl Pass {
         match self {
             Pass::Constants => "constants",
             Pass::Cse => "cse",
+            Pass::ReuseCholesky => "reuse_cholesky",
             Pass::OneStep => "one_step",
             Pass::Dead => "dead",
             Pass::Merge => "merge",
@@ -134,6 +140,7 @@ impl Pass {
         match self {
             Pass::Constants => constants::run(g, log),
             Pass::Cse => cse::run(g, log),
+            Pass::ReuseCholesky => reuse_cholesky::run(g, log),
             Pass::OneStep => one_step::run(g, log),
             Pass::Dead => dead::run(g, log),
             Pass::Merge => merge::run(g, log),

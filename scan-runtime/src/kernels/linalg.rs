@@ -39,12 +39,24 @@ pub trait LinalgFloat: Float + faer::traits::RealField {
     /// The square root of the machine epsilon: components of an eigenvector within this
     /// (relative) of its largest magnitude count as equally large (`eigh`'s signs).
     const SQRT_EPS: Self;
+    /// The machine epsilon.
+    const EPS: Self;
+    /// `n` in this type (a count in a tolerance).
+    fn of_count(n: usize) -> Self;
 }
 impl LinalgFloat for f32 {
     const SQRT_EPS: f32 = 3.452_669_8e-4;
+    const EPS: f32 = f32::EPSILON;
+    fn of_count(n: usize) -> f32 {
+        n as f32
+    }
 }
 impl LinalgFloat for f64 {
     const SQRT_EPS: f64 = 1.490_116_119_384_765_6e-8;
+    const EPS: f64 = f64::EPSILON;
+    fn of_count(n: usize) -> f64 {
+        n as f64
+    }
 }
 
 /// The memory of one linear-algebra node, kept across the steps of a loop: a column-major
@@ -155,6 +167,48 @@ fn mat_mut<T>(v: &mut [T], m: usize, n: usize) -> MatMut<'_, T> {
     MatMut::from_column_major_slice_mut(v, m, n)
 }
 
+/// `a` (or its transpose) as a faer matrix: read in place when its elements are
+/// contiguous in row-major or column-major order (every matrix the step makes), else
+/// copied into `copy`, column-major. For a 4 x 4 matrix the copy cost as much as the
+/// factorisation.
+fn view_of<'a, T: LinalgFloat>(
+    copy: &'a mut Vec<T>,
+    a: ArrayView2<'a, T>,
+    transpose: bool,
+) -> MatRef<'a, T> {
+    let a = if transpose { a.reversed_axes() } else { a };
+    let (m, n) = a.dim();
+    if let Some(s) = a.to_slice() {
+        return MatRef::from_row_major_slice(s, m, n);
+    }
+    if let Some(s) = a.clone().reversed_axes().to_slice() {
+        return MatRef::from_column_major_slice(s, m, n);
+    }
+    load(copy, a, false);
+    mat(copy, m, n)
+}
+
+/// `out` set to the right-hand sides `b` (its shape), and seen as the `n x k` faer matrix
+/// that a solve overwrites with the solution in place: no copy in and out of the
+/// workspace. `None` when `out`'s elements are not in standard order (then the caller
+/// solves in the workspace).
+fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
+    out: &'o mut Array<T, D>,
+    b: ArrayView<'_, T, D>,
+    what: &str,
+) -> Result<Option<MatMut<'o, T>>> {
+    try_ensure_shape(what, out, b.raw_dim())?;
+    let (n, k) = D::matrix(b.view()).dim();
+    let Some(x) = out.as_slice_mut() else {
+        return Ok(None);
+    };
+    match b.as_slice() {
+        Some(b) => x.copy_from_slice(b),
+        None => x.iter_mut().zip(b.iter()).for_each(|(x, &b)| *x = b),
+    }
+    Ok(Some(MatMut::from_row_major_slice_mut(x, n, k)))
+}
+
 /// `out` (shaped as `b`) set from the column-major `x` of `n` rows.
 fn store<T: LinalgFloat, D: Rhs>(
     out: &mut Array<T, D>,
@@ -180,22 +234,16 @@ fn store<T: LinalgFloat, D: Rhs>(
     Ok(())
 }
 
-/// The Cholesky factor of the `n x n` matrix in `a` (its lower triangle read), in place.
+/// The Cholesky factor of the `n x n` matrix `a` (its lower triangle read), in place.
 /// `Err(order)` of the leading minor that is not positive.
 fn llt_in_place<T: LinalgFloat>(
-    a: &mut [T],
+    a: MatMut<'_, T>,
     n: usize,
     bytes: &mut Vec<MaybeUninit<u8>>,
 ) -> std::result::Result<(), usize> {
     let req = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
     let st = stack(bytes, req);
-    match llt::factor::cholesky_in_place(
-        mat_mut(a, n, n),
-        Default::default(),
-        Par::Seq,
-        st,
-        Default::default(),
-    ) {
+    match llt::factor::cholesky_in_place(a, Default::default(), Par::Seq, st, Default::default()) {
         Ok(_) => Ok(()),
         Err(llt::factor::LltError::NonPositivePivot { index }) => Err(index + 1),
     }
@@ -259,10 +307,33 @@ pub fn cholesky<T: LinalgFloat>(
     step: Option<usize>,
 ) -> Result<()> {
     let n = square(&a, what)?;
-    // Upper: the factor of a^T's lower triangle (a's upper one), transposed.
-    load(&mut ws.a, a, !lower);
-    let factored = llt_in_place(&mut ws.a, n, &mut ws.stack);
-    try_ensure_shape(what, out, ndarray::Ix2(n, n))?;
+    try_ensure_shape(what, out, Ix2(n, n))?;
+    let factored = match out.as_slice_mut() {
+        // Factored in place in `out`: as the row-major matrix itself for the lower factor;
+        // for the upper one as its column-major transpose, whose lower triangle is a's
+        // upper one and whose lower factor, read row-major, is `U`.
+        Some(x) => {
+            match a.as_slice() {
+                Some(a) => x.copy_from_slice(a),
+                None => x.iter_mut().zip(a.iter()).for_each(|(x, &a)| *x = a),
+            }
+            let m = if lower {
+                MatMut::from_row_major_slice_mut(x, n, n)
+            } else {
+                MatMut::from_column_major_slice_mut(x, n, n)
+            };
+            llt_in_place(m, n, &mut ws.stack)
+        }
+        None => {
+            load(&mut ws.a, a, !lower);
+            let f = llt_in_place(mat_mut(&mut ws.a, n, n), n, &mut ws.stack);
+            for ((i, j), v) in out.indexed_iter_mut() {
+                let (r, c) = if lower { (i, j) } else { (j, i) };
+                *v = ws.a[r + c * n];
+            }
+            f
+        }
+    };
     if let Err(order) = factored {
         if nan_on_error {
             out.fill(T::NAN);
@@ -274,9 +345,11 @@ pub fn cholesky<T: LinalgFloat>(
             order,
         });
     }
+    // The other triangle is zero (faer leaves it as it was).
     for ((i, j), v) in out.indexed_iter_mut() {
-        let (r, c) = if lower { (i, j) } else { (j, i) };
-        *v = if r >= c { ws.a[r + c * n] } else { T::ZERO };
+        if (j > i) == lower && i != j {
+            *v = T::ZERO;
+        }
     }
     Ok(())
 }
@@ -294,13 +367,16 @@ pub fn cho_solve<T: LinalgFloat, D: Rhs>(
     let n = square(&c, what)?;
     check_rhs(n, &b, what)?;
     let shape = b.raw_dim();
-    let b = D::matrix(b);
-    let k = b.ncols();
-    load(&mut ws.a, c, !lower);
-    load(&mut ws.x, b, false);
+    let k = D::matrix(b.view()).ncols();
     let req = llt::solve::solve_in_place_scratch::<T>(n, k, Par::Seq);
+    let factor = view_of(&mut ws.a, c, !lower);
     let st = stack(&mut ws.stack, req);
-    llt::solve::solve_in_place(mat(&ws.a, n, n), mat_mut(&mut ws.x, n, k), Par::Seq, st);
+    if let Some(x) = solve_in_out(out, b.view(), what)? {
+        llt::solve::solve_in_place(factor, x, Par::Seq, st);
+        return Ok(());
+    }
+    load(&mut ws.x, D::matrix(b), false);
+    llt::solve::solve_in_place(factor, mat_mut(&mut ws.x, n, k), Par::Seq, st);
     store(out, shape, &ws.x, n, what)
 }
 
@@ -340,7 +416,7 @@ pub fn solve<T: LinalgFloat, D: Rhs>(
         }
         Assume::Positive => {
             load(&mut ws.a, a, !lower);
-            llt_in_place(&mut ws.a, n, &mut ws.stack).map_err(|order| {
+            llt_in_place(mat_mut(&mut ws.a, n, n), n, &mut ws.stack).map_err(|order| {
                 Error::NotPositiveDefinite {
                     what: what.to_string(),
                     step,
@@ -440,17 +516,20 @@ pub fn solve_triangular<T: LinalgFloat, D: Rhs>(
         }
     }
     let shape = b.raw_dim();
-    let b = D::matrix(b);
-    let k = b.ncols();
-    load(&mut ws.a, a, trans);
-    load(&mut ws.x, b, false);
-    let (t, x) = (mat(&ws.a, n, n), mat_mut(&mut ws.x, n, k));
-    match (lower != trans, unit_diagonal) {
+    let k = D::matrix(b.view()).ncols();
+    let t = view_of(&mut ws.a, a, trans);
+    let solve = |x: MatMut<'_, T>| match (lower != trans, unit_diagonal) {
         (true, false) => triangular_solve::solve_lower_triangular_in_place(t, x, Par::Seq),
         (true, true) => triangular_solve::solve_unit_lower_triangular_in_place(t, x, Par::Seq),
         (false, false) => triangular_solve::solve_upper_triangular_in_place(t, x, Par::Seq),
         (false, true) => triangular_solve::solve_unit_upper_triangular_in_place(t, x, Par::Seq),
+    };
+    if let Some(x) = solve_in_out(out, b.view(), what)? {
+        solve(x);
+        return Ok(());
     }
+    load(&mut ws.x, D::matrix(b), false);
+    solve(mat_mut(&mut ws.x, n, k));
     store(out, shape, &ws.x, n, what)
 }
 
@@ -508,6 +587,54 @@ pub fn slogdet<T: LinalgFloat>(
         log = log.num_add(u.num_abs().ln());
     }
     Ok((sign, log))
+}
+
+/// `slogdet(a)` read off `l`, the Cholesky factor of `a` that the step computed (the
+/// reuse_cholesky rewrite): `(1, 2 sum(log(diag(l))))` when `a` is symmetric to rounding
+/// ([`symmetric_to_rounding`]), else [`slogdet`]'s LU, as the factor is of the symmetric
+/// matrix made from one of `a`'s triangles, which is `a` only then.
+pub fn slogdet_factored<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    a: ArrayView2<'_, T>,
+    l: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<(T, T)> {
+    let n = square(&a, what)?;
+    if l.dim() != (n, n) || !symmetric_to_rounding(&a) {
+        return slogdet(ws, a, what);
+    }
+    let log = l.diag().iter().fold(T::ZERO, |s, &d| s.num_add(d.ln()));
+    Ok((T::ONE, log.num_add(log)))
+}
+
+/// `det(a)` read off the Cholesky factor `l` of `a`: `prod(diag(l))^2` (see
+/// [`slogdet_factored`]), else [`det`]'s LU.
+pub fn det_factored<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    a: ArrayView2<'_, T>,
+    l: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<T> {
+    let n = square(&a, what)?;
+    if l.dim() != (n, n) || !symmetric_to_rounding(&a) {
+        return det(ws, a, what);
+    }
+    Ok(l.diag()
+        .iter()
+        .fold(T::ONE, |p, &d| p.num_mul(d.num_mul(d))))
+}
+
+/// Whether the square `a` is symmetric up to rounding: each pair `a[i, j]`, `a[j, i]`
+/// within `4 n eps max|a|`, the size of an LU's own rounding of the determinant (a
+/// covariance made by products, `H P H^T + R`, is symmetric only to rounding).
+pub fn symmetric_to_rounding<T: LinalgFloat>(a: &ArrayView2<'_, T>) -> bool {
+    let n = a.nrows();
+    let most = a.iter().fold(
+        T::ZERO,
+        |m, &x| if x.num_abs() > m { x.num_abs() } else { m },
+    );
+    let tolerance = T::of_count(4 * n).num_mul(T::EPS).num_mul(most);
+    (0..n).all(|i| (0..i).all(|j| a[[i, j]].num_sub(a[[j, i]]).num_abs() <= tolerance))
 }
 
 /// `Err(NoConvergence)`: faer's iteration (of an eigendecomposition or an SVD) stopped
@@ -732,6 +859,60 @@ mod tests {
         for (x, y) in a.iter().zip(b) {
             assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{a:?} vs {b:?}");
         }
+    }
+
+    /// The determinant read off a Cholesky factor: the LU's value to rounding for a
+    /// symmetric matrix (also one symmetric only to rounding, as products make it), the
+    /// LU's exactly for one that is not (its factor is another matrix's).
+    #[test]
+    fn determinants_from_a_factor_when_symmetric_to_rounding() {
+        let s = array![[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]];
+        let mut ws = Linalg::default();
+        let mut l = Array2::zeros((0, 0));
+        cholesky(&mut ws, &mut l, s.view(), true, false, "cholesky(s)", None).unwrap();
+        let (sign, log) = slogdet(&mut ws, s.view(), "slogdet(s)").unwrap();
+        let d = det(&mut ws, s.view(), "det(s)").unwrap();
+        // By hand: 4 (3 * 2 - 1/16) - (2 - 1/8) + 0.5 (1/4 - 3/2) = 21.25.
+        close(&[d], &[21.25], 1e-14);
+        let (fs, fl) = slogdet_factored(&mut ws, s.view(), l.view(), "slogdet(s)").unwrap();
+        close(&[fs, fl], &[sign, log], 1e-14);
+        let fd = det_factored(&mut ws, s.view(), l.view(), "det(s)").unwrap();
+        close(&[fd], &[d], 1e-14);
+        // Off by one rounding in a pair: still read off the factor.
+        let mut t = s.clone();
+        t[[0, 1]] += 2.0 * f64::EPSILON;
+        assert!(symmetric_to_rounding(&t.view()));
+        assert_eq!(
+            slogdet_factored(&mut ws, t.view(), l.view(), "slogdet(t)").unwrap(),
+            (fs, fl)
+        );
+        // Not symmetric: the factor (of the lower triangle) is not t's; the LU's answer.
+        t[[0, 1]] = 2.0;
+        assert!(!symmetric_to_rounding(&t.view()));
+        assert_eq!(
+            slogdet_factored(&mut ws, t.view(), l.view(), "slogdet(t)").unwrap(),
+            slogdet(&mut ws, t.view(), "slogdet(t)").unwrap()
+        );
+        assert_eq!(
+            det_factored(&mut ws, t.view(), l.view(), "det(t)").unwrap(),
+            det(&mut ws, t.view(), "det(t)").unwrap()
+        );
+        // A factor of another size (never made by the rewrite) is not read either; a
+        // matrix that is not square is the LU's error.
+        let small = array![[2.0]];
+        assert_eq!(
+            det_factored(&mut ws, s.view(), small.view(), "det(s)").unwrap(),
+            d
+        );
+        let wide = Array2::<f64>::zeros((2, 3));
+        assert!(slogdet_factored(&mut ws, wide.view(), l.view(), "slogdet(w)").is_err());
+        // f32: the tolerance is f32's.
+        let s32 = s.mapv(|x| x as f32);
+        let mut l32 = Array2::zeros((0, 0));
+        let mut ws32 = Linalg::default();
+        cholesky(&mut ws32, &mut l32, s32.view(), true, false, "c", None).unwrap();
+        let (_, log32) = slogdet_factored(&mut ws32, s32.view(), l32.view(), "s").unwrap();
+        assert!((f64::from(log32) - log).abs() < 1e-6);
     }
 
     #[test]
