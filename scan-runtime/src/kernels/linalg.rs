@@ -181,7 +181,7 @@ fn view_of<'a, T: LinalgFloat>(
     if let Some(s) = a.to_slice() {
         return MatRef::from_row_major_slice(s, m, n);
     }
-    if let Some(s) = a.clone().reversed_axes().to_slice() {
+    if let Some(s) = a.reversed_axes().to_slice() {
         return MatRef::from_column_major_slice(s, m, n);
     }
     load(copy, a, false);
