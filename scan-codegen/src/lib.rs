@@ -11,6 +11,7 @@ pub mod builder;
 pub mod check;
 pub mod diag;
 pub mod emit;
+pub mod grad;
 pub mod ir;
 pub mod lower;
 pub mod messages;

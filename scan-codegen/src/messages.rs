@@ -855,6 +855,58 @@ pub fn set_subtensor_value_dtype(value: DType, array: DType) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
+// gradients: `grad(cost, wrt)` (lower/grad.rs, grad/)
+// ---------------------------------------------------------------------------------------
+
+pub fn grad_cost(found: Type) -> String {
+    format!(
+        "the cost of `grad` is a float scalar, found {}: reduce it to one number first, `grad(sum(y), x)` or `grad(mean(y), x)`",
+        a(found)
+    )
+}
+
+pub fn grad_wrt_not_a_name(found: &str) -> String {
+    format!("`grad` differentiates with respect to names bound to values, found `{found}`: bind it first, `let v = {found};`, compute the cost from `v` and write `grad(cost, v)` (or a list of names, `grad(cost, [a, b])`)")
+}
+
+pub fn grad_wrt_not_float(name: &str, found: Type) -> String {
+    format!("`{name}` is {}: integers and bools have no gradient; differentiate with respect to a float value (a cast made before the cost reads it: `let {name}_f = {name} as f64;`)", a(found))
+}
+
+pub fn grad_disconnected(name: &str) -> String {
+    format!("the cost does not depend on `{name}`, so its gradient is not defined (as PyTensor's `grad` raises by default): remove `{name}` from the list, or use `zeros_like({name})` if a zero gradient is what you want")
+}
+
+pub fn grad_through_scan() -> String {
+    "gradients through scan are not supported yet: the cost depends on the differentiated values through a scan's results; differentiate inside the step instead (`grad` in the step's body)".into()
+}
+
+/// An op on the way from the cost to a differentiated value with no gradient rule
+/// (`detail` says which use of it, e.g. "of a matrix").
+pub fn grad_no_rule(op: &str, detail: Option<&str>) -> String {
+    let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+    format!(
+        "`grad` cannot differentiate through `{op}`{detail}: it has no gradient rule; compute the cost without it, or from values it does not read"
+    )
+}
+
+/// A differentiable function whose derivative the runtime cannot compute.
+pub fn grad_missing_derivative(op: &str, derivative: &str) -> String {
+    format!(
+        "`grad` cannot differentiate through `{op}`: its derivative, `{derivative}`, has no formula in the runtime; compute the cost without it"
+    )
+}
+
+/// A gradient rule that made a contribution of the wrong type: a compiler bug, reported.
+pub fn grad_internal(op: &str, found: Type, expected: Type) -> String {
+    format!(
+        "internal error: the gradient rule of `{op}` made {} where {} was expected; please report it",
+        a(found),
+        a(expected)
+    )
+}
+
+// ---------------------------------------------------------------------------------------
 // linear algebra (lower/linalg.rs)
 // ---------------------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod grad_check;
+
 pub use scan_codegen::eval::Value;
 use scan_runtime::ndarray;
 

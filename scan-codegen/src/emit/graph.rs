@@ -752,6 +752,20 @@ pub fn emit_in_place(
                 ));
                 Repr::View(ident.clone())
             }
+            // The adjoint of a broadcast (reverse mode): g summed back to like's shape.
+            Op::Unbroadcast => {
+                let (gv, like) = (arg(0).view(), arg(1).view());
+                if ty.rank == 0 {
+                    body.extend(quote!(let #ident: #s = #rt::kernels::sum_all(#gv);));
+                    Repr::Scalar(ident.clone())
+                } else {
+                    let repr = declare_buffer(&mut setup);
+                    body.extend(
+                        quote!(#rt::kernels::sum_to_shape(&mut #ident, #gv, #like, #label)?;),
+                    );
+                    repr
+                }
+            }
             Op::Diag if ty.rank == 1 => {
                 // The diagonal of a matrix: a view.
                 let (m, k) = (arg(0).view(), arg(1).scalar());

@@ -89,6 +89,36 @@ pub fn squeeze(x: &Value, axis: usize, label: &str) -> Result<Value, String> {
     }
 }
 
+/// The adjoint of a broadcast (`Op::Unbroadcast`): `g` summed to `like`'s shape, over
+/// g's leading axes that like lacks and over the axes where like has length 1. Each
+/// element of g is added, in row-major order, into the element it was broadcast from.
+pub fn sum_to_shape(g: &Value, like: &Value, label: &str) -> Result<Value, String> {
+    let (have, want) = (g.shape().to_vec(), like.shape().to_vec());
+    let lead = have.len().checked_sub(want.len());
+    let fits = lead.is_some_and(|lead| {
+        want.iter()
+            .zip(&have[lead..])
+            .all(|(&w, &h)| w == h || w == 1)
+    });
+    let Some(lead) = lead.filter(|_| fits) else {
+        return Err(format!(
+            "`{label}`: a gradient of shape {have:?} cannot be summed to the shape {want:?}"
+        ));
+    };
+    fn sum<T: super::num::Number>(g: &ArrayD<T>, want: &[usize], lead: usize) -> ArrayD<T> {
+        let mut out = ArrayD::from_elem(IxDyn(want), T::zero());
+        for (i, &v) in g.indexed_iter() {
+            let j: Vec<usize> = (0..want.len())
+                .map(|k| if want[k] == 1 { 0 } else { i[lead + k] })
+                .collect();
+            out[IxDyn(&j)] = out[IxDyn(&j)].add(v);
+        }
+        out
+    }
+    same_number!((g), (a) => Element::into_value(sum(a, &want, lead)))
+        .ok_or_else(|| format!("IR error: `{label}`: a gradient of {}", g.describe()))
+}
+
 /// numpy's `broadcast_to(x, dims)`: x's axes match the last lengths, each equal or 1.
 pub fn broadcast_to(x: &Value, dims: &[Value], label: &str) -> Result<Value, String> {
     let mut shape = Vec::new();

@@ -429,6 +429,11 @@ fn rule(
             ops::set_subtensor(&tz(0)?, &tz(1)?, path, *inc, &args[2..], label).map(Some)
         }
         Op::Transpose => linear(&|t| Ok(ops::transpose(t))),
+        // A sum back to a shape is linear in the summed value.
+        Op::Unbroadcast => match t(0) {
+            Some(t0) => assemble::sum_to_shape(t0, &args[1], label).map(Some),
+            None => Ok(None),
+        },
         Op::Permute { axes } => linear(&|t| Ok(ops::permute(t, axes))),
         Op::ZeroStepShape | Op::DotSum { .. } | Op::DotAdd { .. } | Op::Fused(_) => Err(format!(
             "`{label}`: the forward mode differentiates the IR before rewrites, which has no \

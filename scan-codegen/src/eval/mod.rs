@@ -415,6 +415,10 @@ pub(crate) fn eval_node(
             }
             assemble::broadcast_to(&args[0], &args[1..], label)?
         }
+        Op::Unbroadcast => {
+            arity(2)?;
+            assemble::sum_to_shape(&args[0], &args[1], label)?
+        }
         Op::Eye => {
             arity(1)?;
             ops::eye(&args[0], label)?

@@ -420,6 +420,202 @@ impl ElemOp {
     }
 }
 
+/// A formula of a gradient rule (reverse mode, `grad/`): what an operand's adjoint gets
+/// from one elementwise operation, written with the result's adjoint `G`, the result `Y`,
+/// the operands `X(k)` and constants, combined by elementwise operations. Every float term
+/// has the operation's float dtype; a comparison in it gives bools (for `Where`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    G,
+    Y,
+    X(usize),
+    C(f64),
+    Op(ElemOp, Vec<Term>),
+}
+
+/// How the gradient reaches one operand of an elementwise operation ([`ElemOp::partials`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Partial {
+    /// The operand's adjoint gets this term (of the result's shape; `grad/` sums it back to
+    /// the operand's own shape where the operand was broadcast).
+    Flows(Term),
+    /// Nothing: the operand is a condition, or the operation is piecewise constant in it
+    /// (floor, sign, comparisons), so its gradient is zero, as PyTensor's.
+    Stops,
+    /// Differentiable, but the derivative has no formula in the runtime (named): a compile
+    /// error naming it, never a silent zero.
+    Missing(&'static str),
+}
+
+fn t1(op: ElemOp, a: Term) -> Term {
+    Term::Op(op, vec![a])
+}
+
+fn t2(op: ElemOp, a: Term, b: Term) -> Term {
+    Term::Op(op, vec![a, b])
+}
+
+fn mul(a: Term, b: Term) -> Term {
+    t2(ElemOp::Mul, a, b)
+}
+
+fn div(a: Term, b: Term) -> Term {
+    t2(ElemOp::Div, a, b)
+}
+
+fn neg(a: Term) -> Term {
+    t1(ElemOp::Neg, a)
+}
+
+fn sq(a: Term) -> Term {
+    mul(a.clone(), a)
+}
+
+/// `where(cond, G, 0)` (`keep`) or `where(cond, 0, G)`: the adjoint routed by a condition.
+fn routed(cond: Term, keep: bool) -> Term {
+    let (a, b) = if keep {
+        (Term::G, Term::C(0.0))
+    } else {
+        (Term::C(0.0), Term::G)
+    };
+    Term::Op(ElemOp::Where, vec![cond, a, b])
+}
+
+impl ElemOp {
+    /// The gradient rule, next to the forward rule: for each operand, what its adjoint gets
+    /// from this operation (reverse mode, `grad/rules.rs`), for a float result. Choices at
+    /// ties and kinks are PyTensor's (docs/SEMANTICS.md, "Gradients"): `abs` gives 0 at 0
+    /// (`G * sign(x)`), `maximum`/`minimum` give the whole adjoint to the first operand at
+    /// a tie (`relu(x)`, `maximum(x, 0)`, gives 1 at 0), `clip` PyTensor's masks, `pow`
+    /// nothing to the exponent where the base is 0; sign and the roundings stop it.
+    pub fn partials(self) -> Vec<Partial> {
+        use ElemOp as E;
+        use Partial::{Flows, Missing, Stops};
+        use Term::{C, G, X, Y};
+        let x = || X(0);
+        let two_over_sqrt_pi = std::f64::consts::FRAC_2_SQRT_PI;
+        match self {
+            E::Add => vec![Flows(G), Flows(G)],
+            E::Sub => vec![Flows(G), Flows(neg(G))],
+            E::Mul => vec![Flows(mul(G, X(1))), Flows(mul(G, X(0)))],
+            E::Div => vec![Flows(div(G, X(1))), Flows(neg(div(mul(G, X(0)), sq(X(1)))))],
+            // numpy's `%` of floats: x - floor(x / y) y.
+            E::Rem => vec![Flows(G), Flows(neg(mul(t2(E::FloorDiv, X(0), X(1)), G)))],
+            E::FloorDiv => vec![Stops, Stops],
+            E::Neg => vec![Flows(neg(G))],
+            E::Abs => vec![Flows(mul(G, t1(E::Sign, x())))],
+            E::Exp => vec![Flows(mul(G, Y))],
+            E::Log => vec![Flows(div(G, x()))],
+            E::Tanh => vec![Flows(mul(G, t2(E::Sub, C(1.0), sq(Y))))],
+            E::Sigmoid => vec![Flows(mul(G, mul(Y, t2(E::Sub, C(1.0), Y))))],
+            E::Sqrt => vec![Flows(div(mul(G, C(0.5)), Y))],
+            E::Pow => vec![
+                Flows(mul(
+                    mul(G, X(1)),
+                    t2(E::Pow, X(0), t2(E::Sub, X(1), C(1.0))),
+                )),
+                Flows(Term::Op(
+                    E::Where,
+                    vec![
+                        t2(E::Eq, X(0), C(0.0)),
+                        C(0.0),
+                        mul(mul(G, t1(E::Log, X(0))), Y),
+                    ],
+                )),
+            ],
+            E::Powi(0) => vec![Stops],
+            E::Powi(k) => vec![Flows(mul(mul(G, C(f64::from(k))), t1(E::Powi(k - 1), x())))],
+            E::Maximum | E::Minimum => {
+                let first = t2(E::Eq, Y, X(0));
+                vec![
+                    Flows(routed(first.clone(), true)),
+                    Flows(routed(first, false)),
+                ]
+            }
+            E::Where => vec![Stops, Flows(routed(X(0), true)), Flows(routed(X(0), false))],
+            E::Sin => vec![Flows(mul(G, t1(E::Cos, x())))],
+            E::Cos => vec![Flows(neg(mul(G, t1(E::Sin, x()))))],
+            E::Tan => vec![Flows(mul(G, t2(E::Add, C(1.0), sq(Y))))],
+            E::Arcsin => vec![Flows(div(G, t1(E::Sqrt, t2(E::Sub, C(1.0), sq(x())))))],
+            E::Arccos => vec![Flows(neg(div(G, t1(E::Sqrt, t2(E::Sub, C(1.0), sq(x()))))))],
+            E::Arctan => vec![Flows(div(G, t2(E::Add, C(1.0), sq(x()))))],
+            E::Sinh => vec![Flows(mul(G, t1(E::Cosh, x())))],
+            E::Cosh => vec![Flows(mul(G, t1(E::Sinh, x())))],
+            E::Arcsinh => vec![Flows(div(G, t1(E::Sqrt, t2(E::Add, sq(x()), C(1.0)))))],
+            E::Arccosh => vec![Flows(div(G, t1(E::Sqrt, t2(E::Sub, sq(x()), C(1.0)))))],
+            E::Arctanh => vec![Flows(div(G, t2(E::Sub, C(1.0), sq(x()))))],
+            E::Log1p => vec![Flows(div(G, t2(E::Add, C(1.0), x())))],
+            E::Expm1 => vec![Flows(mul(G, t1(E::Exp, x())))],
+            E::Log2 => vec![Flows(div(G, mul(x(), C(std::f64::consts::LN_2))))],
+            E::Log10 => vec![Flows(div(G, mul(x(), C(std::f64::consts::LN_10))))],
+            E::Exp2 => vec![Flows(mul(G, mul(Y, C(std::f64::consts::LN_2))))],
+            E::Square => vec![Flows(mul(G, mul(C(2.0), x())))],
+            E::Reciprocal => vec![Flows(neg(div(G, sq(x()))))],
+            E::Sign | E::Floor | E::Ceil | E::Round | E::Trunc => vec![Stops],
+            E::Softplus => vec![Flows(mul(G, t1(E::Sigmoid, x())))],
+            E::LogSigmoid => vec![Flows(mul(G, t1(E::Sigmoid, neg(x()))))],
+            // maximum(x, 0): the tie at 0 goes to x, as `maximum`'s.
+            E::Relu => vec![Flows(routed(t2(E::Eq, Y, X(0)), true))],
+            // d atan2(a, b) = (b da - a db) / (a^2 + b^2).
+            E::Arctan2 => {
+                let r2 = || t2(E::Add, sq(X(0)), sq(X(1)));
+                vec![
+                    Flows(div(mul(G, X(1)), r2())),
+                    Flows(neg(div(mul(G, X(0)), r2()))),
+                ]
+            }
+            E::LogAddExp => vec![
+                Flows(mul(G, t1(E::Exp, t2(E::Sub, X(0), Y)))),
+                Flows(mul(G, t1(E::Exp, t2(E::Sub, X(1), Y)))),
+            ],
+            // PyTensor's Clip: x where lo <= x <= hi, lo where x < lo, hi where x > hi.
+            E::Clip => vec![
+                Flows(routed(
+                    t2(E::And, t2(E::Ge, X(0), X(1)), t2(E::Le, X(0), X(2))),
+                    true,
+                )),
+                Flows(routed(t2(E::Lt, X(0), X(1)), true)),
+                Flows(routed(t2(E::Gt, X(0), X(2)), true)),
+            ],
+            E::Erf => vec![Flows(mul(
+                mul(G, C(two_over_sqrt_pi)),
+                t1(E::Exp, neg(sq(x()))),
+            ))],
+            E::Erfc => vec![Flows(neg(mul(
+                mul(G, C(two_over_sqrt_pi)),
+                t1(E::Exp, neg(sq(x()))),
+            )))],
+            // d erfcx = 2 x erfcx(x) - 2 / sqrt(pi).
+            E::Erfcx => vec![Flows(mul(
+                G,
+                t2(E::Sub, mul(mul(C(2.0), x()), Y), C(two_over_sqrt_pi)),
+            ))],
+            // d erfinv = sqrt(pi) / 2 exp(erfinv(x)^2).
+            E::Erfinv => vec![Flows(mul(
+                mul(G, C(1.0 / two_over_sqrt_pi)),
+                t1(E::Exp, sq(Y)),
+            ))],
+            // d log(1 - e^x) = -1 / (e^-x - 1).
+            E::Log1mexp => vec![Flows(neg(div(G, t1(E::Expm1, neg(x())))))],
+            E::Gammaln => vec![Flows(mul(G, t1(E::Digamma, x())))],
+            E::Digamma => vec![Missing("trigamma")],
+            // Bool results: no gradient flows through them.
+            E::Not
+            | E::And
+            | E::Or
+            | E::Lt
+            | E::Le
+            | E::Gt
+            | E::Ge
+            | E::Eq
+            | E::Ne
+            | E::IsNan
+            | E::IsInf
+            | E::IsFinite => vec![Stops; self.arity()],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,6 +633,50 @@ mod tests {
                 assert_eq!(ElemOp::by_name(op.name()), Some(*op), "{name}");
             }
         }
+    }
+
+    #[test]
+    fn every_operation_has_a_gradient_rule_per_operand() {
+        let mut ops: Vec<ElemOp> = ElemOp::NAMED.iter().map(|(_, op)| *op).collect();
+        ops.extend([
+            ElemOp::Add,
+            ElemOp::Sub,
+            ElemOp::Mul,
+            ElemOp::Div,
+            ElemOp::Rem,
+            ElemOp::Neg,
+            ElemOp::Not,
+            ElemOp::And,
+            ElemOp::Or,
+            ElemOp::Lt,
+            ElemOp::Eq,
+            ElemOp::Powi(0),
+            ElemOp::Powi(3),
+        ]);
+        for op in ops {
+            let partials = op.partials();
+            assert_eq!(partials.len(), op.arity(), "{}", op.name());
+            // A formula reads only the operation's own operands.
+            fn operands(t: &Term, arity: usize) -> bool {
+                match t {
+                    Term::X(k) => *k < arity,
+                    Term::Op(op, args) => {
+                        args.len() == op.arity() && args.iter().all(|a| operands(a, arity))
+                    }
+                    Term::G | Term::Y | Term::C(_) => true,
+                }
+            }
+            for p in &partials {
+                if let Partial::Flows(t) = p {
+                    assert!(operands(t, op.arity()), "{}: {t:?}", op.name());
+                }
+            }
+        }
+        assert_eq!(
+            ElemOp::Digamma.partials(),
+            vec![Partial::Missing("trigamma")]
+        );
+        assert_eq!(ElemOp::Floor.partials(), vec![Partial::Stops]);
     }
 
     #[test]

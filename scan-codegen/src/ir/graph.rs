@@ -315,6 +315,11 @@ pub enum Op {
     /// aligned with the last lengths, each of x's lengths equal to its length or 1 (checked
     /// at run time); the rank is the lengths' count. A read-only view (zero strides).
     BroadcastTo,
+    /// inputs: `[g, like]`; the adjoint of a broadcast (made by `grad/`): g summed to
+    /// like's shape, over g's leading axes that like lacks and over every axis where like
+    /// has length 1 (kept, of length 1). Of like's type; like's shape must broadcast to
+    /// g's (checked at run time). A copy (`kernels::sum_to_shape`).
+    Unbroadcast,
     /// inputs: `[x, k]` (k an i64 scalar); numpy's `diag(x, k)`: of a vector, the square
     /// matrix (of side `len + |k|`) with x on its diagonal k, zeros elsewhere (a copy); of a
     /// matrix, its diagonal k as a vector (a view; empty when k is past the matrix).

@@ -7,7 +7,7 @@ pub mod print;
 pub mod scan;
 pub mod types;
 
-pub use elemwise::{ElemOp, TypeRule};
+pub use elemwise::{ElemOp, Partial, Term, TypeRule};
 pub use graph::{Graph, Literal, LoopCheck, Node, NodeId, Op, PathStep, RandomOp, ReduceOp};
 pub use linalg::{Assume, LinalgOp};
 pub use scan::{NonSequence, Output, OutputKind, ScanOp, Sequence};

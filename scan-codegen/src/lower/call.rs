@@ -24,6 +24,7 @@ pub(super) const MAX_RANK: usize = 6;
 
 /// Every callable name, for the "unknown function" message.
 const OTHER_FUNCTIONS: &[&str] = &[
+    "grad",
     "powi",
     "dot",
     "matmul",

@@ -88,6 +88,9 @@ impl Lowerer<'_> {
                 if let Some(f) = self.own_function(name) {
                     return self.inline(f, args, e);
                 }
+                if *name == "grad" {
+                    return self.grad(args, e);
+                }
                 if super::linalg::is_linalg(&name.to_string()) {
                     return self.linalg(name, args, e);
                 }

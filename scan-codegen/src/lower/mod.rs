@@ -4,6 +4,7 @@
 
 mod call;
 mod expr;
+mod grad;
 mod inline;
 mod linalg;
 mod random;

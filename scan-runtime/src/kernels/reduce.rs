@@ -411,6 +411,63 @@ pub fn sum_axis<T: Number, D: RemoveAxis>(
     Ok(())
 }
 
+/// The adjoint of a broadcast (reverse mode's `Op::Unbroadcast`): `out`, of `like`'s
+/// shape, is `g` summed over its leading axes that `like` lacks and over every axis where
+/// `like` has length 1; each element of `g` is added, in row-major order, into the
+/// element it was broadcast from. `Err(InvalidArgument)` naming `what` when `like`'s shape
+/// does not broadcast to `g`'s, or the result cannot be allocated.
+pub fn sum_to_shape<'o, T: Number, D: Dimension, E: Dimension, U>(
+    out: impl Destination<'o, T, D>,
+    g: ArrayView<'_, T, E>,
+    like: ArrayView<'_, U, D>,
+    what: &str,
+) -> Result<()> {
+    let g = g.into_dyn();
+    let (have, want) = (g.shape(), like.shape());
+    let lead = have.len().checked_sub(want.len());
+    let fits = lead.is_some_and(|lead| {
+        want.iter()
+            .zip(&have[lead..])
+            .all(|(&w, &h)| w == h || w == 1)
+    });
+    let (Some(lead), true) = (lead, fits) else {
+        return Err(Error::InvalidArgument {
+            what: what.to_string(),
+            detail: format!("a gradient of shape {have:?} cannot be summed to the shape {want:?}"),
+        });
+    };
+    let mut out = out.prepare(like.raw_dim(), what)?;
+    out.fill(T::ZERO);
+    if want.iter().zip(&have[lead..]).all(|(w, h)| w == h) {
+        // Only leading axes to sum (a bias added to every row): row by row, in order.
+        let rows = g
+            .view()
+            .into_shape_with_order(IxDyn(&[have[..lead].iter().product(), out.len()]))
+            .ok();
+        if let (Some(rows), Some(o)) = (rows, out.as_slice_mut()) {
+            for row in rows.outer_iter() {
+                for (o, &v) in o.iter_mut().zip(row.iter()) {
+                    *o = o.num_add(v);
+                }
+            }
+            return Ok(());
+        }
+    }
+    // Any other broadcast: element by element, its source index computed in place.
+    let mut out = out.into_dyn();
+    let mut at = [0usize; 8];
+    let n = want.len().min(at.len());
+    for (i, &v) in g.indexed_iter() {
+        for k in 0..n {
+            at[k] = if want[k] == 1 { 0 } else { i[lead + k] };
+        }
+        if let Some(o) = out.get_mut(&at[..n]) {
+            *o = o.num_add(v);
+        }
+    }
+    Ok(())
+}
+
 /// Product of every element (1 for an empty array); integers wrap, as numpy's do.
 pub fn prod_all<T: Number, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
     a.fold(T::ONE, |acc, &x| acc.num_mul(x))

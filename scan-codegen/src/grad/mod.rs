@@ -1,0 +1,314 @@
+//! Reverse-mode differentiation (PyTensor's `grad`): given a rank-0 float cost and the
+//! nodes to differentiate with respect to, [`reverse`] appends the adjoint graph to the
+//! graph being built, as PyTensor's `grad` builds a symbolic graph. The adjoints are
+//! ordinary IR, so every rewrite, the emitter and the evaluator serve them unchanged.
+//!
+//! The sweep: the nodes on a path from a `wrt` node to the cost are visited in reverse
+//! topological order (a graph's nodes are in topological order as lowering builds them);
+//! each visited float node with an adjoint hands it to its op's rule (`rules.rs`, one arm
+//! per op and no wildcard, so a new op forces a decision), which returns each operand's
+//! contribution, of the operand's own type; contributions are added up (`Add`). Integer
+//! and bool values carry no adjoint: index, shape and comparison paths stop the flow.
+//!
+//! The elementwise family's derivatives live beside its forward rules, in
+//! `ir/elemwise.rs` (`ElemOp::partials`); a broadcast operand's contribution is summed
+//! back to its shape by `Op::Unbroadcast` (sizes are known only at run time).
+
+mod rules;
+
+use proc_macro2::Span;
+
+use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, PathStep, ReduceOp, Term, Type};
+use crate::messages as msg;
+
+/// Why [`reverse`] gave no gradient.
+#[derive(Debug)]
+pub enum GradError {
+    /// The cost does not depend on `wrt[k]` at all (PyTensor's `DisconnectedInputError`).
+    Disconnected(usize),
+    /// Any other reason (an op without a gradient rule, a scan on the way), spanned on the
+    /// `grad` call by the caller.
+    Message(String),
+}
+
+/// The gradients of `cost` (a rank-0 float node of `graph`) with respect to each node of
+/// `wrt` (float nodes of `graph`), appended to `graph`: one node per `wrt`, of its type.
+/// A `wrt` that the cost reaches only through integer or bool values (comparisons,
+/// indices) gets zeros; one the cost does not read at all is an error, as in PyTensor.
+/// The new nodes carry `span` and `label` (the `grad` call's) for run-time errors.
+pub fn reverse(
+    graph: &mut Graph,
+    cost: NodeId,
+    wrt: &[NodeId],
+    span: Span,
+    label: &str,
+) -> Result<Vec<NodeId>, GradError> {
+    let n = graph.nodes.len();
+    // Nodes whose value depends on a `wrt` node ...
+    let mut depends = vec![false; n];
+    for &w in wrt {
+        depends[w.0] = true;
+    }
+    for i in 0..n {
+        if graph.nodes[i].inputs.iter().any(|j| depends[j.0]) {
+            depends[i] = true;
+        }
+    }
+    // ... and that the cost depends on: the nodes the sweep visits.
+    let mut needed = vec![false; n];
+    needed[cost.0] = true;
+    for i in (0..n).rev() {
+        if needed[i] {
+            for j in &graph.nodes[i].inputs {
+                needed[j.0] = true;
+            }
+        }
+    }
+    let relevant: Vec<bool> = (0..n).map(|i| depends[i] && needed[i]).collect();
+    if let Some(k) = wrt.iter().position(|w| !relevant[w.0]) {
+        return Err(GradError::Disconnected(k));
+    }
+    let mut b = Builder {
+        g: graph,
+        span,
+        label: label.to_string(),
+    };
+    // A float value carries an adjoint; so does a node with several results (a scan, a
+    // factorisation), read through `ScanOutput`/`Part`, whose rules refuse it by name.
+    let carries = |b: &Builder, id: NodeId| {
+        let node = b.g.node(id);
+        relevant[id.0]
+            && (node.ty.dtype.is_float() || matches!(node.op, Op::Scan(_)) || node.op.has_parts())
+    };
+    let mut adjoint: Vec<Option<NodeId>> = vec![None; n];
+    let seed_dtype = b.ty(cost).dtype;
+    adjoint[cost.0] = Some(b.float(1.0, seed_dtype));
+    for i in (0..n).rev() {
+        let id = NodeId(i);
+        let Some(gy) = adjoint[i] else { continue };
+        if !carries(&b, id) {
+            continue;
+        }
+        let inputs = b.g.node(id).inputs.clone();
+        let want: Vec<bool> = inputs.iter().map(|&j| carries(&b, j)).collect();
+        if !want.iter().any(|&w| w) {
+            continue;
+        }
+        for (k, c) in rules::adjoints(&mut b, id, gy, &want).map_err(GradError::Message)? {
+            let j = inputs[k];
+            if !want[k] {
+                continue;
+            }
+            if b.ty(c) != b.ty(j) {
+                // A rule's bug, reported rather than emitted as ill-typed code.
+                let what = format!("{:?}", b.g.node(id).op);
+                return Err(GradError::Message(msg::grad_internal(
+                    &what,
+                    b.ty(c),
+                    b.ty(j),
+                )));
+            }
+            adjoint[j.0] = Some(match adjoint[j.0] {
+                None => c,
+                Some(a) => b.elem(ElemOp::Add, vec![a, c]),
+            });
+        }
+    }
+    Ok(wrt
+        .iter()
+        .map(|&w| match adjoint[w.0] {
+            Some(g) => g,
+            // Reached only through integer or bool values: a zero gradient.
+            None => b.zeros_like(w),
+        })
+        .collect())
+}
+
+/// Appends typed nodes to the graph being differentiated.
+pub(crate) struct Builder<'g> {
+    g: &'g mut Graph,
+    span: Span,
+    label: String,
+}
+
+impl Builder<'_> {
+    fn ty(&self, id: NodeId) -> Type {
+        self.g.ty(id)
+    }
+
+    fn add(&mut self, op: Op, inputs: Vec<NodeId>, ty: Type) -> NodeId {
+        self.g.add(Node {
+            op,
+            inputs,
+            ty,
+            span: self.span,
+            label: self.label.clone(),
+        })
+    }
+
+    fn float(&mut self, v: f64, dtype: DType) -> NodeId {
+        let label = self.label.clone();
+        self.g
+            .add_const(Literal::Float(v), dtype, self.span, &label)
+    }
+
+    fn int(&mut self, v: i64) -> NodeId {
+        let label = self.label.clone();
+        self.g
+            .add_const(Literal::Int(i128::from(v)), DType::I64, self.span, &label)
+    }
+
+    /// An elementwise node, typed by the operation's rule (operands already of its operand
+    /// dtype; the condition of `Where` bool), its rank the largest operand's.
+    fn elem(&mut self, op: ElemOp, inputs: Vec<NodeId>) -> NodeId {
+        let operand = match op {
+            ElemOp::Where => self.ty(inputs[2]).dtype,
+            _ => self.ty(inputs[0]).dtype,
+        };
+        let rank = inputs.iter().map(|&i| self.ty(i).rank).max().unwrap_or(0);
+        let ty = Type::new(op.result_dtype(operand), rank);
+        self.add(Op::Elemwise(op), inputs, ty)
+    }
+
+    fn mul(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.elem(ElemOp::Mul, vec![a, b])
+    }
+
+    fn cast(&mut self, x: NodeId, dtype: DType) -> NodeId {
+        let t = self.ty(x);
+        if t.dtype == dtype {
+            return x;
+        }
+        self.add(Op::Cast, vec![x], t.with_dtype(dtype))
+    }
+
+    /// A term of a gradient rule (`ir::Term`) built from the adjoint `g`, the result `y`
+    /// and the operands `xs`; constants in `dtype`.
+    fn term(&mut self, t: &Term, g: NodeId, y: NodeId, xs: &[NodeId], dtype: DType) -> NodeId {
+        match t {
+            Term::G => g,
+            Term::Y => y,
+            Term::X(k) => xs[*k],
+            Term::C(v) => self.float(*v, dtype),
+            Term::Op(op, args) => {
+                let args = args.iter().map(|a| self.term(a, g, y, xs, dtype)).collect();
+                self.elem(*op, args)
+            }
+        }
+    }
+
+    /// zeros of x's type: a constant for a scalar, else `zeros_like(x)`.
+    fn zeros_like(&mut self, x: NodeId) -> NodeId {
+        let t = self.ty(x);
+        if t.rank == 0 {
+            return self.float(0.0, t.dtype);
+        }
+        self.add(
+            Op::FillLike {
+                value: Literal::Float(0.0),
+            },
+            vec![x],
+            t,
+        )
+    }
+
+    /// The length of x's axis `axis`, an i64 scalar.
+    fn shape(&mut self, x: NodeId, axis: usize) -> NodeId {
+        self.add(Op::Shape { axis }, vec![x], Type::scalar(DType::I64))
+    }
+
+    fn shapes(&mut self, x: NodeId) -> Vec<NodeId> {
+        (0..self.ty(x).rank).map(|k| self.shape(x, k)).collect()
+    }
+
+    /// Every element of x summed (x itself for a scalar).
+    fn sum_all(&mut self, x: NodeId) -> NodeId {
+        self.reduce(ReduceOp::Sum, x, None)
+    }
+
+    fn reduce(&mut self, op: ReduceOp, x: NodeId, axis: Option<usize>) -> NodeId {
+        let t = self.ty(x);
+        if t.rank == 0 {
+            return x;
+        }
+        let rank = if axis.is_some() { t.rank - 1 } else { 0 };
+        self.add(Op::Reduce { op, axis }, vec![x], t.with_rank(rank))
+    }
+
+    /// `g` (a contribution of the broadcast result's shape) summed to `like`'s shape.
+    fn unbroadcast(&mut self, g: NodeId, like: NodeId) -> NodeId {
+        let t = self.ty(like);
+        if t.rank == 0 {
+            return self.sum_all(g);
+        }
+        self.add(Op::Unbroadcast, vec![g, like], t)
+    }
+
+    /// A view of `x` through `path` (its operands `operands`).
+    fn subtensor(&mut self, x: NodeId, path: Vec<PathStep>, operands: Vec<NodeId>) -> NodeId {
+        let t = self.ty(x);
+        let change: isize = path.iter().map(PathStep::rank_change).sum();
+        let rank = t.rank.saturating_add_signed(change);
+        let mut inputs = vec![x];
+        inputs.extend(operands);
+        self.add(Op::Subtensor { path }, inputs, t.with_rank(rank))
+    }
+
+    /// `path` acting on axis `axis` (then back to axis 0).
+    fn on_axis(axis: usize, step: PathStep) -> Vec<PathStep> {
+        if axis == 0 {
+            vec![step]
+        } else {
+            vec![PathStep::At(axis), step, PathStep::At(0)]
+        }
+    }
+
+    /// x with a new axis of length 1 at `axis`.
+    fn new_axis(&mut self, x: NodeId, axis: usize) -> NodeId {
+        self.subtensor(x, Self::on_axis(axis, PathStep::NewAxis), vec![])
+    }
+
+    /// x reversed along `axis` (`x[::-1]` there).
+    fn flip(&mut self, x: NodeId, axis: usize) -> NodeId {
+        let step = self.int(-1);
+        let path = Self::on_axis(
+            axis,
+            PathStep::Stepped {
+                start: false,
+                end: false,
+            },
+        );
+        self.subtensor(x, path, vec![step])
+    }
+
+    /// `v`, a reduction of x along `axis` (every axis for `None`), broadcast back to x's
+    /// shape (a view).
+    fn expand(&mut self, v: NodeId, x: NodeId, axis: Option<usize>) -> NodeId {
+        let t = self.ty(x);
+        // A scalar broadcasts as it is; a reduced axis comes back with length 1.
+        let v = match axis {
+            Some(a) if self.ty(v).rank > 0 => self.new_axis(v, a),
+            _ => v,
+        };
+        let mut inputs = vec![v];
+        inputs.extend(self.shapes(x));
+        self.add(Op::BroadcastTo, inputs, t.with_dtype(self.ty(v).dtype))
+    }
+
+    /// How many elements a reduction of x along `axis` (every axis for `None`) reads, as
+    /// a float scalar of `dtype`.
+    fn count(&mut self, x: NodeId, axis: Option<usize>, dtype: DType) -> NodeId {
+        let n = match axis {
+            Some(a) => self.shape(x, a),
+            None => {
+                let mut n = self.int(1);
+                for k in 0..self.ty(x).rank {
+                    let s = self.shape(x, k);
+                    n = self.elem(ElemOp::Mul, vec![n, s]);
+                }
+                n
+            }
+        };
+        self.cast(n, dtype)
+    }
+}
