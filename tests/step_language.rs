@@ -416,7 +416,7 @@ fn remainder_takes_the_divisors_sign() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Comparisons and && || !
+// Comparisons and && || ! (and numpy's & | ^ on bools)
 // ---------------------------------------------------------------------------------------
 
 mod logic {
@@ -439,6 +439,26 @@ mod logic {
             q: ArrayView1<bool>,
         ) -> Result<(Array1<bool>, Array1<bool>, Array1<bool>, Array1<bool>, Array1<bool>)> {
             Ok((p && q, p || q, !p, p == q, p != q))
+        }
+
+        /// numpy's spellings: `&`, `|`, `^` on bool arrays, the `logical_*` functions, a
+        /// scalar broadcast, and a mask made by comparisons.
+        #[allow(clippy::type_complexity)]
+        pub fn numpy_logic(
+            p: ArrayView1<bool>,
+            q: ArrayView1<bool>,
+            x: ArrayView1<f64>,
+            r: bool,
+        ) -> Result<(Array1<bool>, Array1<bool>, Array1<bool>, Array1<bool>, Array1<bool>, Array1<bool>, Array1<bool>)> {
+            Ok((
+                p & q,
+                p | q,
+                p ^ q,
+                logical_xor(p, r),
+                logical_and(p, logical_not(q)),
+                logical_or(p, q) ^ logical_and(p, q),
+                (x > 0.0) & (x < 2.0) | (x == -1.0),
+            ))
         }
 
         /// An int compared with a float (both go to f64) and a scalar condition.
@@ -512,6 +532,37 @@ fn comparisons_and_logic_produce_bools() {
             Value::from(ne),
         ],
     );
+
+    // numpy: np.array([1,1,0,0], bool) ^ np.array([1,0,1,0], bool) is [F, T, T, F], ...
+    let x = array![0.5, 2.0, -1.0, 1.0];
+    for r in [true, false] {
+        let got = logic::numpy_logic(p.view(), q.view(), x.view(), r).unwrap();
+        assert_eq!(got.0.to_vec(), vec![true, false, false, false]);
+        assert_eq!(got.1.to_vec(), vec![true, true, true, false]);
+        assert_eq!(got.2.to_vec(), vec![false, true, true, false]);
+        let flipped: Vec<bool> = p.iter().map(|&b| b ^ r).collect();
+        assert_eq!(got.3.to_vec(), flipped);
+        assert_eq!(got.4.to_vec(), vec![false, true, false, false]);
+        assert_eq!(got.5.to_vec(), vec![false, true, true, false]);
+        // `&` binds tighter than `|`, as in numpy and Rust.
+        assert_eq!(got.6.to_vec(), vec![true, false, true, true]);
+        let out = vec![
+            Value::from(got.0),
+            Value::from(got.1),
+            Value::from(got.2),
+            Value::from(got.3),
+            Value::from(got.4),
+            Value::from(got.5),
+            Value::from(got.6),
+        ];
+        let args = vec![
+            Value::from(p.clone()),
+            Value::from(q.clone()),
+            Value::from(x.clone()),
+            Value::from(r),
+        ];
+        second_opinion(logic::SOURCE, "numpy_logic", args, out);
+    }
 
     let k = array![0i32, 1, 2, -5, 100];
     for x in [2.0, 3.0, 1.5, 7.0] {

@@ -187,10 +187,12 @@ pub fn unsupported_path() -> String {
 
 pub fn unsupported_binary_operator(op: &str) -> String {
     let hint = match op {
-        "&" | "|" => " (for bools, `&&` and `||`)",
+        "<<" | ">>" => " (bit shifts of integers are not part of the step language)",
         _ => "",
     };
-    format!("unsupported operator `{op}`: expected one of + - * / % < <= > >= == != && ||{hint}")
+    format!(
+        "unsupported operator `{op}`: expected one of + - * / % < <= > >= == != && || & | ^{hint}"
+    )
 }
 
 pub fn unsupported_unary_operator(op: &str) -> String {
@@ -1007,7 +1009,13 @@ pub fn where_condition(found: Type) -> String {
 }
 
 pub fn elemwise_operands(op: &str, expected: &str, found: DType) -> String {
-    format!("`{op}` expects {expected}, found {found}")
+    let hint = if expected == "bool" && found != DType::Bool {
+        "; `&`, `|`, `^` and `!` are the logical operations of bool arrays (numpy's \
+         `logical_and`, ..), not bitwise ones: compare numbers first (`x != 0`)"
+    } else {
+        ""
+    };
+    format!("`{op}` expects {expected}, found {found}{hint}")
 }
 
 /// An index, a bound, a count (`n_steps`) that is not a scalar integer.

@@ -22,6 +22,7 @@ pub fn scalar(op: ElemOp, args: &[TokenStream]) -> TokenStream {
         (ElemOp::Not, [a]) => quote!((!#a)),
         (ElemOp::And, [a, b]) => quote!((#a && #b)),
         (ElemOp::Or, [a, b]) => quote!((#a || #b)),
+        (ElemOp::Xor, [a, b]) => quote!((#a ^ #b)),
         (ElemOp::Lt, [a, b]) => quote!((#a < #b)),
         (ElemOp::Le, [a, b]) => quote!((#a <= #b)),
         (ElemOp::Gt, [a, b]) => quote!((#a > #b)),

@@ -194,6 +194,7 @@ fn binary(op: ElemOp, a: &Value, b: &Value, shape: &[usize]) -> Result<Option<Va
         (Value::Bool(x), Value::Bool(y)) => match op {
             ElemOp::And => Some(Value::Bool(map2(x, y, shape, |p, q| p && q)?)),
             ElemOp::Or => Some(Value::Bool(map2(x, y, shape, |p, q| p || q)?)),
+            ElemOp::Xor => Some(Value::Bool(map2(x, y, shape, |p, q| p ^ q)?)),
             _ => None,
         },
         (Value::F32(x), Value::F32(y)) => match number_binary(op, x, y, shape)? {

@@ -576,6 +576,7 @@ fn partial<T: Float>(op: ElemOp, k: usize, x: [T; 3], r: T) -> T {
         ElemOp::Not
         | ElemOp::And
         | ElemOp::Or
+        | ElemOp::Xor
         | ElemOp::Lt
         | ElemOp::Le
         | ElemOp::Gt

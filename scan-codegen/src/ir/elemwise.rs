@@ -17,6 +17,8 @@ pub enum ElemOp {
     Not,
     And,
     Or,
+    /// Exclusive or of bools (numpy's `logical_xor`, `a ^ b`).
+    Xor,
     Lt,
     Le,
     Gt,
@@ -182,6 +184,10 @@ impl ElemOp {
         ("gammaln", ElemOp::Gammaln),
         ("digamma", ElemOp::Digamma),
         ("psi", ElemOp::Digamma),
+        ("logical_and", ElemOp::And),
+        ("logical_or", ElemOp::Or),
+        ("logical_xor", ElemOp::Xor),
+        ("logical_not", ElemOp::Not),
     ];
 
     pub fn by_name(name: &str) -> Option<ElemOp> {
@@ -200,9 +206,10 @@ impl ElemOp {
             ElemOp::Rem => "rem",
             ElemOp::FloorDiv => "floor_div",
             ElemOp::Neg => "neg",
-            ElemOp::Not => "not",
-            ElemOp::And => "and",
-            ElemOp::Or => "or",
+            ElemOp::Not => "logical_not",
+            ElemOp::And => "logical_and",
+            ElemOp::Or => "logical_or",
+            ElemOp::Xor => "logical_xor",
             ElemOp::Lt => "lt",
             ElemOp::Le => "le",
             ElemOp::Gt => "gt",
@@ -373,7 +380,7 @@ impl ElemOp {
             ElemOp::Lt | ElemOp::Le | ElemOp::Gt | ElemOp::Ge | ElemOp::Eq | ElemOp::Ne => {
                 TypeRule::Compare
             }
-            ElemOp::Not | ElemOp::And | ElemOp::Or => TypeRule::Logical,
+            ElemOp::Not | ElemOp::And | ElemOp::Or | ElemOp::Xor => TypeRule::Logical,
             ElemOp::Where => TypeRule::Select,
         }
     }
@@ -603,6 +610,7 @@ impl ElemOp {
             E::Not
             | E::And
             | E::Or
+            | E::Xor
             | E::Lt
             | E::Le
             | E::Gt
@@ -648,6 +656,7 @@ mod tests {
             ElemOp::Not,
             ElemOp::And,
             ElemOp::Or,
+            ElemOp::Xor,
             ElemOp::Lt,
             ElemOp::Eq,
             ElemOp::Powi(0),

@@ -60,8 +60,9 @@ impl Lowerer<'_> {
                     ">=" => ElemOp::Ge,
                     "==" => ElemOp::Eq,
                     "!=" => ElemOp::Ne,
-                    "&&" => ElemOp::And,
-                    _ => ElemOp::Or,
+                    "&&" | "&" => ElemOp::And,
+                    "||" | "|" => ElemOp::Or,
+                    _ => ElemOp::Xor,
                 };
                 let a = self.value(a);
                 let b = self.value(b);

@@ -101,6 +101,10 @@ pub fn expr(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Expr> {
                 syn::BinOp::Ne(_) => "!=",
                 syn::BinOp::And(_) => "&&",
                 syn::BinOp::Or(_) => "||",
+                // numpy's spellings of the logical operations on bool arrays.
+                syn::BinOp::BitAnd(_) => "&",
+                syn::BinOp::BitOr(_) => "|",
+                syn::BinOp::BitXor(_) => "^",
                 other if is_assign(&other) => {
                     diag.error_spanned(e, msg::assignment(&label(&b.left)));
                     return None;
