@@ -18,8 +18,8 @@
 //! - neither: the direct loops.
 
 use ndarray::{
-    Array1, Array2, Array3, ArrayView, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1,
-    ArrayViewMut2, Axis, Dimension, Ix1, Ix2, Ix3, Zip,
+    Array, Array1, Array2, Array3, ArrayView, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut,
+    ArrayViewMut1, ArrayViewMut2, Axis, Dimension, Ix1, Ix2, Ix3, Zip,
 };
 
 use crate::element::Number;
@@ -142,14 +142,9 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    let shape: Ix2 = broadcast_shape(what, &[c.shape(), &[m, n]])?;
-    if shape != Ix2(m, n) {
-        let mut product = Array2::default((0, 0));
-        dot_mm(&mut product, a, b, what)?;
-        return add_or_subtract(out, c, product.view(), subtract, what);
-    }
-    let out = out.prepare(shape, what)?;
-    accumulate(out, c, a, b, subtract, what)
+    let separately = |p: &mut Array2<T>| dot_mm(p, a, b, what);
+    let onto = |o| accumulate(o, c.view(), a, b, subtract, what);
+    dot_add(out, c.view(), Ix2(m, n), separately, onto, subtract, what)
 }
 
 /// `out = c ± a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k` (see
@@ -166,24 +161,14 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     if b.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    let shape: Ix1 = broadcast_shape(what, &[c.shape(), &[m]])?;
-    if shape != Ix1(m) {
-        let mut product = Array1::default(0);
-        dot_mv(&mut product, a, b, what)?;
-        return add_or_subtract(out, c, product.view(), subtract, what);
-    }
-    let out = out.prepare(shape, what)?;
+    let separately = |p: &mut Array1<T>| dot_mv(p, a, b, what);
     // A column, as the product is made: c's one axis (or none) is the rows'.
-    let rank = c.ndim();
-    let c = c.insert_axis(Axis(rank));
-    accumulate(
-        out.insert_axis(Axis(1)),
-        c,
-        a,
-        b.insert_axis(Axis(1)),
-        subtract,
-        what,
-    )
+    let onto = |o: ArrayViewMut1<'_, T>| {
+        let column = c.view().insert_axis(Axis(c.ndim()));
+        let (o, b) = (o.insert_axis(Axis(1)), b.insert_axis(Axis(1)));
+        accumulate(o, column, a, b, subtract, what)
+    };
+    dot_add(out, c.view(), Ix1(m), separately, onto, subtract, what)
 }
 
 /// `out = c ± a · b` for a vector `a` of length `k` and a `(k, n)` matrix `b` (see
@@ -200,21 +185,37 @@ pub fn dot_add_vm<'o, T: Number, Dc: Dimension>(
     if a.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    let shape: Ix1 = broadcast_shape(what, &[c.shape(), &[n]])?;
-    if shape != Ix1(n) {
-        let mut product = Array1::default(0);
-        dot_vm(&mut product, a, b, what)?;
+    let separately = |p: &mut Array1<T>| dot_vm(p, a, b, what);
+    let onto = |o: ArrayViewMut1<'_, T>| {
+        let (o, a) = (o.insert_axis(Axis(0)), a.insert_axis(Axis(0)));
+        accumulate(o, c.view(), a, b, subtract, what)
+    };
+    dot_add(out, c.view(), Ix1(n), separately, onto, subtract, what)
+}
+
+/// The dot-add kernels' common part: `out = c ± product` for a product of shape `dim`,
+/// accumulated `onto` `c` copied into `out`; made `separately` and then added when the
+/// sum is larger than the product (a length-1 axis of the product broadcast).
+fn dot_add<'o, T: Number, D: Dimension, Dc: Dimension>(
+    out: impl Destination<'o, T, D>,
+    c: ArrayView<'_, T, Dc>,
+    dim: D,
+    separately: impl FnOnce(&mut Array<T, D>) -> Result<()>,
+    onto: impl FnOnce(ArrayViewMut<'o, T, D>) -> Result<()>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let shape: D = if c.shape() == dim.slice() {
+        dim.clone()
+    } else {
+        broadcast_shape(what, &[c.shape(), dim.slice()])?
+    };
+    if shape != dim {
+        let mut product = Array::default(dim.clone());
+        separately(&mut product)?;
         return add_or_subtract(out, c, product.view(), subtract, what);
     }
-    let out = out.prepare(shape, what)?;
-    accumulate(
-        out.insert_axis(Axis(0)),
-        c,
-        a.insert_axis(Axis(0)),
-        b,
-        subtract,
-        what,
-    )
+    onto(out.prepare(shape, what)?)
 }
 
 /// `out = c ± a · b` with `out` of the product's shape, which `c` broadcasts to.
