@@ -29,7 +29,10 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             found.push((id, parts));
         }
     }
+    // An addend that is itself a sum rewritten here reads the new node.
+    let mut replaced = std::collections::HashMap::new();
     for (id, (c, product, subtract)) in found {
+        let c = replaced.get(&c).copied().unwrap_or(c);
         let node = g.node(id).clone();
         let [a, b] = [g.node(product).inputs[0], g.node(product).inputs[1]];
         let fused = g.add(Node {
@@ -38,6 +41,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
             ..node.clone()
         });
         g.replace_uses(id, fused);
+        replaced.insert(id, fused);
         log.fired(format!(
             "{}: the product accumulated onto its addend (no buffer, no pass for the addition)",
             short(&node.label)
@@ -150,6 +154,30 @@ mod tests {
                 mat(3, 3, 0.1),
                 mat(3, 3, 0.7),
                 vec1(&[1.0, 2.0, 3.0]),
+                mat(3, 3, 1.9),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_sum_whose_addend_is_a_rewritten_sum_fires_once_each() {
+        // P = F P F^T + Q, then P - K H P: the second's addend is the first's result.
+        let src = r#"
+            fn f(p: ArrayView2<f64>, f: ArrayView2<f64>, q: ArrayView2<f64>, k: ArrayView2<f64>) -> Result<Array2<f64>> {
+                let p_pred = dot(dot(f, p), f.t()) + q;
+                Ok(p_pred - dot(k, p_pred))
+            }
+        "#;
+        let (ir, fired) = apply(src, Pass::Gemm);
+        assert_eq!(fired.len(), 2, "{fired:?}");
+        assert!(!ir.contains("= add") && !ir.contains("= sub"), "{ir}");
+        assert_same_results(
+            src,
+            "f",
+            &[
+                mat(3, 3, 0.1),
+                mat(3, 3, 0.7),
+                mat(3, 3, 1.3),
                 mat(3, 3, 1.9),
             ],
         );
