@@ -1,6 +1,7 @@
 //! Dense linear algebra in the step language: `cholesky`, `cho_solve`, `solve` (LU,
 //! `assume_a = "pos"`, `"sym"`), `solve_triangular`, `inv`, `det`, `slogdet`, `eigh`,
-//! `qr`, `svd(.., compute_uv = false)`/`svdvals`, in f64 and f32, with vector and matrix
+//! `qr` (modes "reduced", "complete", "r"), `svd` with its vectors (`full_matrices` either
+//! way) and without (`compute_uv = false`, `svdvals`), in f64 and f32, with vector and matrix
 //! right-hand sides. Values against numpy's and scipy's
 //! (`tools/linalg_values.py` printed them), each program also through the reference
 //! evaluator (its own textbook algorithms); failures as exact `Err` texts.
@@ -164,6 +165,56 @@ mod programs {
                 n_steps = n,
             );
             Ok(diag(a_s[-1]))
+        }
+
+        /// The SVD with its vectors (numpy's `full_matrices=False`) of a square, a tall and
+        /// a wide matrix.
+        pub fn singular(g: ArrayView2<f64>, t: ArrayView2<f64>, w: ArrayView2<f64>)
+            -> Result<(Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>, Array1<f64>, Array2<f64>)>
+        {
+            let (ug, sg, vhg) = svd(g, full_matrices = false);
+            let (ut, st, vht) = svd(t, false);
+            let (uw, sw, vhw) = svd(w, full_matrices = false, compute_uv = true);
+            Ok((ug, sg, vhg, ut, st, vht, uw, sw, vhw))
+        }
+
+        /// numpy's defaults (`full_matrices=True`) on a tall and a wide matrix, and qr's
+        /// modes "complete" and "r".
+        pub fn complete(t: ArrayView2<f64>, w: ArrayView2<f64>)
+            -> Result<(Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>)>
+        {
+            let (ut, st, vht) = svd(t);
+            let (uw, sw, vhw) = svd(w, full_matrices = true);
+            let (q, r) = qr(t, mode = "complete");
+            Ok((ut, st, vht, uw, sw, vhw, q, r, qr(t, mode = "r"), qr(w, "r")))
+        }
+
+        pub fn singular32(t: ArrayView2<f32>)
+            -> Result<(Array2<f32>, Array1<f32>, Array2<f32>, Array2<f32>, Array2<f32>, Array2<f32>)>
+        {
+            let (u, s, vh) = svd(t, full_matrices = false);
+            let (q, r) = qr(t, mode = "complete");
+            Ok((u, s, vh, q, r, qr(t, mode = "r")))
+        }
+
+        /// Per step of a stack: the SVD (thin and full) and the complete QR.
+        pub fn singular_each(ms: ArrayView3<f64>)
+            -> Result<(Array3<f64>, Array2<f64>, Array3<f64>, Array3<f64>, Array3<f64>, Array3<f64>)>
+        {
+            Ok(scan(
+                |m| {
+                    let (u, s, vh) = svd(m, full_matrices = false);
+                    let (uf, _, vhf) = svd(m);
+                    let (q, r) = qr(m, mode = "complete");
+                    (u, s, vh, uf, vhf, q.dot(r))
+                },
+                sequences = ms,
+                outputs_info = [None, None, None, None, None, None],
+            ))
+        }
+
+        pub fn svd_once(a: ArrayView2<f64>) -> Result<(Array2<f64>, Array1<f64>, Array2<f64>)> {
+            Ok(svd(a))
         }
 
         pub fn eigh_once(a: ArrayView2<f64>) -> Result<Array1<f64>> {
@@ -1003,4 +1054,444 @@ fn the_qr_algorithm_converges_to_numpys_eigenvalues() {
         vec![a.into(), 200i64.into()],
         vec![d.into()],
     );
+}
+
+/// `u diag(s) vh`.
+fn usv(u: &Array2<f64>, s: &Array1<f64>, vh: &Array2<f64>) -> Array2<f64> {
+    let k = s.len();
+    let u = u.slice(scan_runtime::ndarray::s![.., ..k]);
+    let vh = vh.slice(scan_runtime::ndarray::s![..k, ..]);
+    (&u * s).dot(&vh)
+}
+
+#[test]
+fn svd_with_its_vectors_matches_numpy_with_the_sign_convention() {
+    let (g, t, w) = (general(), tall(), wide());
+    let got = programs::singular(g.view(), t.view(), w.view()).unwrap();
+    let (ug, sg, vhg, ut, st, vht, uw, sw, vhw) = got.clone();
+    // numpy's svd(.., full_matrices=False) (tools/linalg_values.py): u's columns signed
+    // so that the component of largest magnitude is positive, vh's rows with them
+    // (numpy's own signs are LAPACK's).
+    let ug_ref = [
+        -0.23793217967365793,
+        0.5492692168973824,
+        0.80105655558435951,
+        0.49512212413165974,
+        0.77812814952283738,
+        -0.38648501279547526,
+        0.83560897558074099,
+        -0.30466360184488961,
+        0.4570970680717642,
+    ];
+    let vhg_ref = [
+        0.41270360699290798,
+        -0.30961265262923754,
+        0.8566304559767477,
+        0.67848500442361737,
+        0.73196585265907288,
+        -0.062322462349947011,
+        -0.60772841923619747,
+        0.60693162372129206,
+        0.51215248957679504,
+    ];
+    assert_floats(&flat(&ug), &ug_ref, TOL);
+    assert_floats(
+        &flat(&sg),
+        &[5.3355706633713318, 3.3963248121156298, 0.49665225941190361],
+        TOL,
+    );
+    assert_floats(&flat(&vhg), &vhg_ref, TOL);
+    assert_eq!((ut.dim(), st.dim(), vht.dim()), ((4, 3), 3, (3, 3)));
+    let ut_ref = [
+        -0.1305161552609313,
+        0.66490032707882807,
+        0.20750600016599841,
+        0.52933450361355361,
+        0.20783099465257052,
+        0.75746752853196342,
+        0.08885066705345622,
+        0.70992502216840347,
+        -0.47413632976120273,
+        0.83359227171576722,
+        -0.10353886039252622,
+        -0.39796852126187554,
+    ];
+    let vht_ref = [
+        -0.091404557926157787,
+        -0.29852714218435988,
+        0.95001407998490361,
+        0.59671254242137961,
+        0.7473434743035241,
+        0.29225309773029196,
+        -0.79723230523313426,
+        0.59359858220448714,
+        0.10982429010690548,
+    ];
+    assert_floats(&flat(&ut), &ut_ref, TOL);
+    assert_floats(
+        &flat(&st),
+        &[5.2748936782461353, 3.1454330910270087, 1.8792943763740821],
+        TOL,
+    );
+    assert_floats(&flat(&vht), &vht_ref, TOL);
+    assert_eq!((uw.dim(), sw.dim(), vhw.dim()), ((2, 2), 2, (2, 4)));
+    let uw_ref = [
+        0.99818179256929673,
+        0.060275276715630779,
+        -0.060275276715630779,
+        0.99818179256929662,
+    ];
+    let vhw_ref = [
+        0.23224428832619076,
+        -0.52829026519863076,
+        0.8083858199345082,
+        0.11612214416309541,
+        0.84173982539046222,
+        -0.049338852667827331,
+        -0.33452692052653316,
+        0.42086991269523111,
+    ];
+    assert_floats(&flat(&uw), &uw_ref, TOL);
+    assert_floats(&flat(&sw), &[3.7789142004878418, 2.4433189446634542], TOL);
+    assert_floats(&flat(&vhw), &vhw_ref, TOL);
+    // Sign-free: a = u diag(s) vh, orthonormal columns of u and rows of vh.
+    for (a, u, s, vh) in [
+        (&g, &ug, &sg, &vhg),
+        (&t, &ut, &st, &vht),
+        (&w, &uw, &sw, &vhw),
+    ] {
+        assert_floats(&flat(&usv(u, s, vh)), &flat(a), 1e-14);
+        assert_orthonormal(u);
+        assert_orthonormal(&vh.t().to_owned());
+    }
+    let (ug, sg, vhg, ut, st, vht, uw, sw, vhw) = got;
+    second_opinion(
+        programs::SOURCE,
+        "singular",
+        vec![g.into(), t.into(), w.into()],
+        vec![
+            ug.into(),
+            sg.into(),
+            vhg.into(),
+            ut.into(),
+            st.into(),
+            vht.into(),
+            uw.into(),
+            sw.into(),
+            vhw.into(),
+        ],
+    );
+}
+
+#[test]
+fn full_matrices_and_qr_modes_complete_and_r_match_numpy() {
+    let (t, w) = (tall(), wide());
+    let got = programs::complete(t.view(), w.view()).unwrap();
+    let (ut, st, vht, uw, sw, vhw, q, r, rt, rw) = got.clone();
+    assert_eq!((ut.dim(), vht.dim()), ((4, 4), (3, 3)));
+    assert_eq!((uw.dim(), vhw.dim()), ((2, 2), (4, 4)));
+    // The tall matrix's u: its 4th column spans what the first three do not, unique up to
+    // its sign (numpy's, signed as the others).
+    let ut_ref = [
+        -0.1305161552609313,
+        0.66490032707882807,
+        0.20750600016599841,
+        0.70555959929794798,
+        0.52933450361355361,
+        0.20783099465257052,
+        0.75746752853196342,
+        -0.32070890877179498,
+        0.08885066705345622,
+        0.70992502216840347,
+        -0.47413632976120273,
+        -0.51313425403487134,
+        0.83359227171576722,
+        -0.10353886039252622,
+        -0.39796852126187554,
+        0.36881524508756391,
+    ];
+    assert_floats(&flat(&ut), &ut_ref, TOL);
+    // The wide matrix's vh: its last two rows are a basis of a plane, not numpy's: the
+    // first two rows are the thin SVD's, and all four are orthonormal.
+    let (_, _, _, _, _, _, _, _, vhw_thin) =
+        programs::singular(t.view(), t.view(), w.view()).unwrap();
+    let top = vhw.slice(scan_runtime::ndarray::s![..2, ..]).to_owned();
+    assert_floats(&flat(&top), &flat(&vhw_thin), TOL);
+    for (a, u, s, vh) in [(&t, &ut, &st, &vht), (&w, &uw, &sw, &vhw)] {
+        assert_floats(&flat(&usv(u, s, vh)), &flat(a), 1e-14);
+        assert_orthonormal(u);
+        assert_orthonormal(&vh.t().to_owned());
+    }
+    // numpy's qr(t, mode="complete"): the reduced q and r, one more column of q and a row
+    // of zeros in r.
+    let q_ref = [
+        -0.40824829046386313,
+        -0.52765522695757094,
+        -0.23895385880166661,
+        0.7055595992979482,
+        0.40824829046386307,
+        -0.40350105590873053,
+        -0.75343614662974445,
+        -0.32070890877179487,
+        -0.81649658092772615,
+        0.062077085524420074,
+        -0.25724114391403896,
+        -0.51313425403487123,
+        0.0,
+        0.74492502629304103,
+        -0.55593346741612193,
+        0.3688152450875638,
+    ];
+    assert_eq!((q.dim(), r.dim()), ((4, 4), (4, 3)));
+    assert_floats(&flat(&q), &q_ref, TOL);
+    let r_ref = [
+        -2.4494897427831779,
+        -1.4288690166235209,
+        0.40824829046386307,
+        0.0,
+        -2.6848339489311686,
+        1.831274022970393,
+        0.0,
+        0.0,
+        -4.7412834534677595,
+        0.0,
+        0.0,
+        0.0,
+    ];
+    assert_floats(&flat(&r), &r_ref, TOL);
+    // mode "r": the reduced r alone.
+    assert_eq!((rt.dim(), rw.dim()), ((3, 3), (2, 4)));
+    assert_floats(&flat(&rt), &r_ref[..9], TOL);
+    let rw_ref = [
+        -2.2360679774997898,
+        0.89442719099991574,
+        -0.44721359549995787,
+        -1.1180339887498949,
+        0.0,
+        1.7888543819998315,
+        -3.1304951684997055,
+        5.8172070323179489e-17,
+    ];
+    assert_floats(&flat(&rw), &rw_ref, TOL);
+    let (ut, st, vht, uw, sw, vhw, q, r, rt, rw) = got;
+    second_opinion(
+        programs::SOURCE,
+        "complete",
+        vec![t.into(), w.into()],
+        vec![
+            ut.into(),
+            st.into(),
+            vht.into(),
+            uw.into(),
+            sw.into(),
+            vhw.into(),
+            q.into(),
+            r.into(),
+            rt.into(),
+            rw.into(),
+        ],
+    );
+}
+
+#[test]
+fn svd_and_complete_qr_in_f32_match_numpy_in_float32() {
+    let t = tall().mapv(|v| v as f32);
+    let (u, s, vh, q, r, r_only) = programs::singular32(t.view()).unwrap();
+    // numpy in float32 (LAPACK's sgesdd, sgeqrf), u and vh signed as in f64.
+    let u_ref = [
+        -0.13051615655422211f32,
+        0.66490030288696289,
+        0.20750600099563599,
+        0.52933448553085327,
+        0.2078309953212738,
+        0.75746750831604004,
+        0.08885066956281662,
+        0.70992499589920044,
+        -0.47413632273674011,
+        0.83359229564666748,
+        -0.10353886336088181,
+        -0.39796853065490723,
+    ];
+    assert_floats32(u.as_slice().unwrap(), &u_ref, 1e-6);
+    assert_floats32(
+        s.as_slice().unwrap(),
+        &[5.2748937606811523, 3.1454331874847412, 1.8792943954467773],
+        1e-6,
+    );
+    let vh_ref = [
+        -0.091404557228088379f32,
+        -0.29852715134620667,
+        0.95001405477523804,
+        0.59671252965927124,
+        0.74734348058700562,
+        0.29225310683250427,
+        -0.79723232984542847,
+        0.59359860420227051,
+        0.1098242923617363,
+    ];
+    assert_floats32(vh.as_slice().unwrap(), &vh_ref, 1e-6);
+    let q_ref = [
+        -0.40824830532073975f32,
+        -0.52765524387359619,
+        -0.2389538586139679,
+        0.70555961132049561,
+        0.40824830532073975,
+        -0.40350106358528137,
+        -0.75343614816665649,
+        -0.32070890069007874,
+        -0.81649661064147949,
+        0.062077086418867111,
+        -0.25724112987518311,
+        -0.51313424110412598,
+        0.0,
+        0.74492502212524414,
+        -0.55593347549438477,
+        0.36881524324417114,
+    ];
+    assert_floats32(q.as_slice().unwrap(), &q_ref, 1e-6);
+    let r_ref = [
+        -2.4494898319244385f32,
+        -1.4288690090179443,
+        0.40824830532073975,
+        0.0,
+        -2.6848340034484863,
+        1.8312740325927734,
+        0.0,
+        0.0,
+        -4.7412834167480469,
+        0.0,
+        0.0,
+        0.0,
+    ];
+    assert_floats32(r.as_slice().unwrap(), &r_ref, 1e-6);
+    assert_floats32(r_only.as_slice().unwrap(), &r_ref[..9], 1e-6);
+    second_opinion(
+        programs::SOURCE,
+        "singular32",
+        vec![t.into()],
+        vec![
+            u.into(),
+            s.into(),
+            vh.into(),
+            q.into(),
+            r.into(),
+            r_only.into(),
+        ],
+    );
+}
+
+#[test]
+fn svd_and_complete_qr_of_each_step_satisfy_their_definitions() {
+    // Tall 5 x 3 matrices numpy never saw: a = u diag(s) vh (thin and full), orthonormal
+    // u and vh, s descending and equal to svdvals', the full u's first columns the thin
+    // u's, u's sign rule; q r = a for the complete QR.
+    let ms = Array3::from_shape_fn((4, 5, 3), |(t, i, j)| {
+        ((t as f64 + 1.0) * (i as f64 + 2.0 * j as f64 + 0.5)).sin()
+            + if i == j { 1.0 } else { 0.0 }
+    });
+    let got = programs::singular_each(ms.view()).unwrap();
+    let (us, ss, vhs, ufs, vhfs, qrs) = got.clone();
+    let (_, _, _, _, svals) = programs::spectral_each(
+        Array3::from_shape_fn((4, 3, 3), |(t, i, j)| {
+            let m = ms.index_axis(scan_runtime::ndarray::Axis(0), t);
+            m.column(i).dot(&m.column(j))
+        })
+        .view(),
+    )
+    .unwrap();
+    let at = |x: &Array3<f64>, t: usize| x.index_axis(scan_runtime::ndarray::Axis(0), t).to_owned();
+    for t in 0..4 {
+        let m = at(&ms, t);
+        let (u, s, vh, uf, vhf) = (
+            at(&us, t),
+            ss.row(t).to_owned(),
+            at(&vhs, t),
+            at(&ufs, t),
+            at(&vhfs, t),
+        );
+        assert_eq!(
+            (u.dim(), vh.dim(), uf.dim(), vhf.dim()),
+            ((5, 3), (3, 3), (5, 5), (3, 3))
+        );
+        assert!(s.windows(2).into_iter().all(|p| p[0] >= p[1]), "{s}");
+        // The singular values of m are the square roots of those of m^T m.
+        let expected = svals.row(t).mapv(f64::sqrt);
+        assert_floats(&flat(&s), &flat(&expected), 1e-12);
+        assert_floats(&flat(&usv(&u, &s, &vh)), &flat(&m), 1e-13);
+        assert_floats(&flat(&usv(&uf, &s, &vhf)), &flat(&m), 1e-13);
+        assert_orthonormal(&u);
+        assert_orthonormal(&uf);
+        assert_orthonormal(&vh.t().to_owned());
+        let left = uf.slice(scan_runtime::ndarray::s![.., ..3]).to_owned();
+        assert_floats(&flat(&left), &flat(&u), 1e-14);
+        for col in uf.columns() {
+            let big = col.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+            let first = col
+                .iter()
+                .find(|x| x.abs() >= big * (1.0 - 1.5e-8))
+                .unwrap();
+            assert!(*first > 0.0, "{col}");
+        }
+        assert_floats(&flat(&at(&qrs, t)), &flat(&m), 1e-13);
+    }
+    let (us, ss, vhs, ufs, vhfs, qrs) = got;
+    second_opinion(
+        programs::SOURCE,
+        "singular_each",
+        vec![ms.into()],
+        vec![
+            us.into(),
+            ss.into(),
+            vhs.into(),
+            ufs.into(),
+            vhfs.into(),
+            qrs.into(),
+        ],
+    );
+}
+
+#[test]
+fn svd_of_empty_nan_and_rank_deficient_matrices() {
+    // No singular value: the full matrices are identities (numpy's), s is empty.
+    let (u, s, vh) = programs::svd_once(Array2::<f64>::zeros((2, 0)).view()).unwrap();
+    assert_eq!((u, s.len(), vh.dim()), (Array2::eye(2), 0, (0, 0)));
+    // A NaN: NaNs everywhere (numpy raises "SVD did not converge").
+    let a = array![[1.0, f64::NAN], [0.0, 1.0], [2.0, 2.0]];
+    let (u, s, vh) = programs::svd_once(a.view()).unwrap();
+    assert_eq!((u.dim(), s.len(), vh.dim()), ((3, 3), 2, (2, 2)));
+    assert!(u.iter().chain(&s).chain(&vh).all(|x| x.is_nan()));
+    second_opinion(
+        programs::SOURCE,
+        "svd_once",
+        vec![a.into()],
+        vec![u.into(), s.into(), vh.into()],
+    );
+    // Rank 1: one singular value sqrt(14 * 2) (numpy's), the other 0; u and vh still
+    // orthonormal and a = u diag(s) vh (the vectors of 0 are any that complete them).
+    let a = array![[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]];
+    let (u, s, vh) = programs::svd_once(a.view()).unwrap();
+    assert_floats(&flat(&s), &[28f64.sqrt(), 0.0], 1e-14);
+    assert_floats(&flat(&usv(&u, &s, &vh)), &flat(&a), 1e-14);
+    assert_orthonormal(&u);
+    assert_orthonormal(&vh.t().to_owned());
+    let (ue, se, vhe) = evaluate_svd(&a);
+    assert_floats(&flat(&se), &flat(&s), 1e-14);
+    assert_floats(&flat(&usv(&ue, &se, &vhe)), &flat(&a), 1e-14);
+    assert_orthonormal(&ue);
+    assert_orthonormal(&vhe.t().to_owned());
+}
+
+/// The evaluator's `svd_once`, for checks that cannot compare its vectors with the
+/// runtime's (a zero singular value's vectors are any that complete the others).
+fn evaluate_svd(a: &Array2<f64>) -> (Array2<f64>, Array1<f64>, Array2<f64>) {
+    let got = common::evaluate(programs::SOURCE, "svd_once", vec![a.clone().into()]);
+    let two = |v: &scan_codegen::eval::Value| match v {
+        scan_codegen::eval::Value::F64(x) => x.clone().into_dimensionality().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let one = |v: &scan_codegen::eval::Value| match v {
+        scan_codegen::eval::Value::F64(x) => x.clone().into_dimensionality().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    (two(&got[0]), one(&got[1]), two(&got[2]))
 }

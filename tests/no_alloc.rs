@@ -215,19 +215,24 @@ mod programs {
         }
 
         /// Factorisations with several results in the step (one node, read through its
-        /// parts) and singular values: eigh of a symmetric matrix, qr and svdvals of a tall
-        /// one.
+        /// parts) and singular values: eigh of a symmetric matrix, qr (each mode), svdvals
+        /// and svd (thin and full) of a tall one.
         pub fn spectral(m: ArrayView3<f64>, t: ArrayView3<f64>)
-            -> Result<(Array2<f64>, Array1<f64>, Array2<f64>)>
+            -> Result<(Array2<f64>, Array1<f64>, Array2<f64>, Array1<f64>)>
         {
             Ok(scan(
                 |m_t, t_t| {
                     let (w, v) = eigh(m_t + m_t.t());
                     let (q, r) = qr(t_t);
-                    (w + v.sum(), q.sum() + r.sum(), svdvals(t_t))
+                    let (qc, rc) = qr(t_t, mode = "complete");
+                    let (u, s, vh) = svd(t_t, full_matrices = false);
+                    let (uf, _, vhf) = svd(t_t);
+                    let more = qc.sum() + rc.sum() + qr(t_t, mode = "r").sum() + u.sum() + s.sum()
+                        + vh.sum() + uf.sum() + vhf.sum();
+                    (w + v.sum(), q.sum() + r.sum(), svdvals(t_t), more)
                 },
                 sequences = [m, t],
-                outputs_info = [None, None, None],
+                outputs_info = [None, None, None, None],
             ))
         }
 
@@ -332,7 +337,7 @@ fn cholesky_and_solves_in_a_step() {
 }
 
 #[test]
-fn eigh_qr_and_singular_values_in_a_step() {
+fn eigh_qr_and_svd_in_a_step() {
     // Pseudo-random elements (a matrix of sines has a low rank: repeated eigenvalues,
     // whose eigenvectors are not unique, and columns whose reflections are rounding).
     let stack = |n: usize, rows: usize, cols: usize, seed: usize| {
@@ -350,12 +355,12 @@ fn eigh_qr_and_singular_values_in_a_step() {
         }
     });
     let (m, t) = (stack(5, 6, 6, 1), stack(5, 7, 4, 2));
-    let (w, s, sv) = programs::spectral(m.view(), t.view()).unwrap();
+    let (w, s, sv, more) = programs::spectral(m.view(), t.view()).unwrap();
     second_opinion(
         programs::SOURCE,
         "spectral",
         vec![m.into(), t.into()],
-        vec![w.into(), s.into(), sv.into()],
+        vec![w.into(), s.into(), sv.into(), more.into()],
     );
 }
 

@@ -523,7 +523,7 @@ fn comparisons_and_logic_produce_bools() {
     second_opinion(
         logic::SOURCE,
         "bools",
-        vec![Value::from(p), Value::from(q)],
+        vec![Value::from(p.clone()), Value::from(q.clone())],
         vec![
             Value::from(and),
             Value::from(or),

@@ -91,3 +91,37 @@ q, r = np.linalg.qr(T.astype(np.float32))
 show("f32 qr(t).q", q)
 show("f32 qr(t).r", r)
 show("f32 svd(t)", np.linalg.svd(T.astype(np.float32), compute_uv=False))
+
+# svd with its vectors, qr's modes "complete" and "r" (the third batch).
+
+
+def svd_signed(u, vh):
+    """numpy's u with scan's sign rule (`signed`) and vh's rows flipped with it."""
+    k = min(u.shape[0], vh.shape[1])
+    su = signed(u)
+    flip = np.sign(su[:, :k] * u[:, :k]).max(axis=0)  # +1 kept, -1 flipped
+    return su, vh * np.concatenate([flip, np.ones(vh.shape[0] - k)])[:, None]
+
+
+for name, m in [("g", G), ("t", T), ("w", W)]:
+    u, s, vh = np.linalg.svd(m, full_matrices=False)
+    su, svh = svd_signed(u, vh)
+    show(f"svd({name}, full_matrices=False).u  signed", su)
+    show(f"svd({name}, full_matrices=False).s", s)
+    show(f"svd({name}, full_matrices=False).vh  signed", svh)
+u, s, vh = np.linalg.svd(T)  # full_matrices=True: u is 4 x 4, its last column unique up to sign
+show("svd(t).u  signed", signed(u))
+q, r = np.linalg.qr(T, mode="complete")
+show("qr(t, complete).q", q)
+show("qr(t, complete).r", r)
+show("qr(w, r)", np.linalg.qr(W, mode="r"))
+show("qr(t, r)", np.linalg.qr(T, mode="r"))
+# f32
+u, s, vh = np.linalg.svd(T.astype(np.float32), full_matrices=False)
+su, svh = svd_signed(u, vh)
+show("f32 svd(t, full_matrices=False).u signed", su)
+show("f32 svd(t, full_matrices=False).s", s)
+show("f32 svd(t, full_matrices=False).vh signed", svh)
+q, r = np.linalg.qr(T.astype(np.float32), mode="complete")
+show("f32 qr(t, complete).q", q)
+show("f32 qr(t, complete).r", r)

@@ -175,3 +175,42 @@ def versions():
 
     return dict(pytensor=pytensor.__version__, numba=numba.__version__, numpy=np.__version__,
                 blas=pytensor.config.blas__ldflags or "none")
+
+
+def kalman(mode, y, x0, p0, f, h, q, r):
+    # scan-bench's program line by line (cases/kalman.rs): Cholesky of S, K from
+    # cho_solve, the log-likelihood from a triangular solve and slogdet. Both modes run
+    # every op used here: FAST_RUN through the ops' Python `perform` (scipy/numpy; none of
+    # them has C code), NUMBA through its own kernels.
+    Y = pt.dmatrix("y")
+    X0 = pt.dvector("x0")
+    P0, F, H, Q, R = (pt.dmatrix(name) for name in ("p0", "F", "H", "Q", "R"))
+    m = Y.shape[1]
+
+    def step(y_t, x, p, F, H, Q, R):
+        x_pred = F @ x
+        p_pred = F @ p @ F.T + Q
+        pht = p_pred @ H.T
+        s = H @ pht + R
+        chol = pt.linalg.cholesky(s)  # lower
+        v = y_t - H @ x_pred
+        # K = P H^T S^-1, from S K^T = H P.
+        k = pt.linalg.cho_solve((chol, True), pht.T).T
+        z = pt.linalg.solve_triangular(chol, v, lower=True)
+        _, logdet = pt.linalg.slogdet(s)
+        ll = -0.5 * (m * np.log(2.0 * np.pi) + logdet + z @ z)
+        return x_pred + k @ v, p_pred - k @ pht.T, ll
+
+    xs, _ps, lls = pytensor.scan(
+        fn=step,
+        sequences=Y,
+        outputs_info=[X0, P0, None],
+        non_sequences=[F, H, Q, R],
+        strict=True,
+        return_updates=False,
+    )
+    fn = compile_([Y, X0, P0, F, H, Q, R], [xs, lls.sum()], mode)
+    return lambda: fn(y, x0, p0, f, h, q, r)
+
+
+kalman16 = kalman

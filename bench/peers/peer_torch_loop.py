@@ -6,6 +6,8 @@ torch.no_grad(), inputs made into tensors once, outputs written into preallocate
 Every function takes a case's inputs (spec.inputs) and returns a zero-argument call.
 """
 
+import math
+
 import torch
 
 torch.set_grad_enabled(False)
@@ -142,6 +144,39 @@ def until_newton(a, n_steps, tol):
         return torch.stack(ys)
 
     return call
+
+
+def kalman(y, x0, p0, f, h, q, r):
+    # scan-bench's program (cases/kalman.rs) step by step: Cholesky of S, K from
+    # cholesky_solve, the log-likelihood from a triangular solve and slogdet.
+    y, x0, p0, f, h, q, r = map(torch.from_numpy, (y, x0, p0, f, h, q, r))
+    m = y.shape[1]
+    log_2pi = math.log(2.0 * math.pi)
+
+    def call():
+        xs = torch.empty(y.shape[0], x0.shape[0], dtype=x0.dtype)
+        total = torch.zeros((), dtype=x0.dtype)
+        x, p = x0, p0
+        for t in range(y.shape[0]):
+            x_pred = f @ x
+            p_pred = f @ p @ f.T + q
+            pht = p_pred @ h.T
+            s = h @ pht + r
+            chol = torch.linalg.cholesky(s)
+            v = y[t] - h @ x_pred
+            # K = P H^T S^-1, from S K^T = H P.
+            k = torch.cholesky_solve(pht.T, chol).T
+            z = torch.linalg.solve_triangular(chol, v[:, None], upper=False)[:, 0]
+            _, logdet = torch.linalg.slogdet(s)
+            total += -0.5 * (m * log_2pi + logdet + z @ z)
+            x = torch.add(x_pred, k @ v, out=xs[t])
+            p = p_pred - k @ pht.T
+        return xs, total
+
+    return call
+
+
+kalman16 = kalman
 
 
 def versions():

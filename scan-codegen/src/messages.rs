@@ -993,10 +993,6 @@ pub fn trans_option() -> String {
     "`trans` of `solve_triangular` is 0, 1 or 2, or \"N\", \"T\" or \"C\", as scipy's".into()
 }
 
-pub fn svd_vectors() -> String {
-    "`svd` gives the singular values only: write `svd(a, compute_uv = false)` or `svdvals(a)` (the singular vectors are not provided)".into()
-}
-
 // ---------------------------------------------------------------------------------------
 // types of operands
 // ---------------------------------------------------------------------------------------

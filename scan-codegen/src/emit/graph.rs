@@ -866,7 +866,14 @@ pub fn emit_in_place(
                         LinalgOp::Eigh { lower } => quote!(
                             #la::eigh(&mut #ws, &mut #p0, &mut #p1, #a, #lower, #label, #step)?;
                         ),
-                        LinalgOp::Qr => quote!(#la::qr(&mut #ws, &mut #p0, &mut #p1, #a, #label)?;),
+                        LinalgOp::Qr {
+                            mode: crate::ir::QrMode::Complete,
+                        } => quote!(#la::qr_complete(&mut #ws, &mut #p0, &mut #p1, #a, #label)?;),
+                        LinalgOp::Qr { .. } => quote!(#la::qr(&mut #ws, &mut #p0, &mut #p1, #a, #label)?;),
+                        LinalgOp::Svd { full_matrices } => {
+                            let p2 = &parts[2];
+                            quote!(#la::svd(&mut #ws, &mut #p0, &mut #p1, &mut #p2, #a, #full_matrices, #label, #step)?;)
+                        }
                         _ => match &b {
                             Some(l) => quote!(let (#p0, #p1): (#s, #s) = #la::slogdet_factored(&mut #ws, #a, #l, #label)?;),
                             None => quote!(let (#p0, #p1): (#s, #s) = #la::slogdet(&mut #ws, #a, #label)?;),
@@ -907,6 +914,7 @@ pub fn emit_in_place(
                             LinalgOp::SvdVals => {
                                 quote!(#la::svdvals(&mut #ws, #out, #a, #label, #step)?;)
                             }
+                            LinalgOp::Qr { .. } => quote!(#la::qr_r(&mut #ws, #out, #a, #label)?;),
                             _ => quote!(#la::inv(&mut #ws, #out, #a, #label, #step)?;),
                         });
                         repr

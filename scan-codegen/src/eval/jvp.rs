@@ -30,9 +30,11 @@
 //!   even where the derivative is infinite or NaN (a basis tangent, one element at a time,
 //!   does not spread another element's NaN); reverse mode's zero cotangents agree.
 //! - Random draws have no tangent; `gamma` and `beta` reached by one are an `Err`.
-//! - `det`, `slogdet` and the solves of a singular matrix are the solve's `Err`; `qr` and
-//!   `svd` have no rule (an `Err` naming them). `eigh` follows the textbook rule (distinct
-//!   eigenvalues).
+//! - `det`, `slogdet` and the solves of a singular matrix are the solve's `Err`. `eigh`
+//!   follows the textbook rule (distinct eigenvalues), `svd` too (distinct nonzero singular
+//!   values; `svdvals` has `ds_i = u_iᵀ dA v_i` everywhere), `qr` with an invertible
+//!   leading block of `r` (`jvp/spectral.rs`); the arbitrary columns of a full `svd` or a
+//!   complete `qr` of a non-square matrix have no rule (an `Err` naming them).
 //!
 //! An op is asked for its rule only when a tangent reaches it: a value computed from
 //! values without tangents has none, whatever the op. The rewrite-only ops (`Fused`,
@@ -970,19 +972,34 @@ fn linalg_tangent(
             ),
             None => Ok(zeros_like(out)),
         },
-        LinalgOp::Qr | LinalgOp::SvdVals => Err(no_rule(op, label)),
-        LinalgOp::SlogDet | LinalgOp::Eigh { .. } => Err(format!(
+        // Mode "r" and the singular values, from the factors with their vectors.
+        LinalgOp::Qr { .. } => {
+            let reduced = LinalgOp::Qr {
+                mode: crate::ir::QrMode::Reduced,
+            };
+            let qr = linalg::several(reduced, std::slice::from_ref(a), dtype, label)?;
+            match t(0) {
+                Some(da) => Ok(spectral::qr(&qr[0], &qr[1], &da, false, label)?.1),
+                None => Ok(zeros_like(out)),
+            }
+        }
+        LinalgOp::SvdVals => {
+            let thin = LinalgOp::Svd {
+                full_matrices: false,
+            };
+            match t(0) {
+                Some(da) => {
+                    let usv = linalg::several(thin, std::slice::from_ref(a), dtype, label)?;
+                    Ok(spectral::svd(&usv[0], &usv[1], &usv[2], &da, true, label)?.1)
+                }
+                None => Ok(zeros_like(out)),
+            }
+        }
+        LinalgOp::SlogDet | LinalgOp::Eigh { .. } | LinalgOp::Svd { .. } => Err(format!(
             "IR error: `{label}`: {} has several results",
             op.name()
         )),
     }
-}
-
-fn no_rule(op: LinalgOp, label: &str) -> String {
-    format!(
-        "`{label}`: the forward mode has no derivative rule for {}",
-        op.name()
-    )
 }
 
 /// The tangents of the results of a linear-algebra function of several (`parts`).
@@ -1021,7 +1038,14 @@ fn linalg_parts(
             let dv = ops::dot(v, &Value::F64(fk).cast(dtype), label)?;
             Ok(vec![Some(dw), Some(dv)])
         }
-        (LinalgOp::Qr, _) => Err(no_rule(op, label)),
+        (LinalgOp::Qr { .. }, [q, r]) => {
+            let (dq, dr) = spectral::qr(q, r, da, true, label)?;
+            Ok(vec![dq, Some(dr)])
+        }
+        (LinalgOp::Svd { .. }, [u, s, vh]) => {
+            let (du, ds, dvh) = spectral::svd(u, s, vh, da, false, label)?;
+            Ok(vec![du, Some(ds), dvh])
+        }
         _ => Err(format!(
             "IR error: `{label}`: {} with {} results",
             op.name(),
@@ -1236,5 +1260,6 @@ fn jvp_scan(
     Ok((results, dots))
 }
 
+mod spectral;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! calls faer): Cholesky-Banachiewicz, Gaussian elimination with partial pivoting (LU),
 //! forward and back substitution; cyclic Jacobi rotations for `eigh`, Householder
 //! reflections (LAPACK's signs) for `qr`, one-sided Jacobi (Hestenes) for the singular
-//! values. `solve(.., assume_a = "sym")` is Gaussian elimination of the symmetric matrix
+//! values and vectors. `solve(.., assume_a = "sym")` is Gaussian elimination of the symmetric matrix
 //! read from one triangle (the runtime's Bunch-Kaufman gives the same solution up to
 //! rounding).
 //!
@@ -14,7 +14,7 @@
 use ndarray::{Array2, Axis, Ix1, Ix2};
 
 use super::value::Value;
-use crate::ir::{Assume, DType, LinalgOp};
+use crate::ir::{Assume, DType, LinalgOp, QrMode};
 
 /// The value as an f64 matrix of `n` rows and one column per right-hand side (a vector
 /// is one column).
@@ -261,21 +261,26 @@ fn jacobi_eigh(a: &Array2<f64>, tie: f64, label: &str) -> Result<(Vec<f64>, Arra
     let w = order.iter().map(|&i| a[[i, i]]).collect();
     let mut vs = v.select(Axis(1), &order);
     for mut col in vs.columns_mut() {
-        let largest = col.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let bar = largest - largest * tie;
-        if col
-            .iter()
-            .find(|x| x.abs() >= bar)
-            .is_some_and(|&x| x < 0.0)
-        {
+        if flip_sign(col.view(), tie) {
             col.mapv_inplace(|x| -x);
         }
     }
     Ok((w, vs))
 }
 
+/// Whether the vector's component of largest magnitude (the first within `tie` of it,
+/// relative) is negative: `eigh`'s and `svd`'s sign rule flips such a vector.
+fn flip_sign(col: ndarray::ArrayView1<'_, f64>, tie: f64) -> bool {
+    let largest = col.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let bar = largest - largest * tie;
+    col.iter()
+        .find(|x| x.abs() >= bar)
+        .is_some_and(|&x| x < 0.0)
+}
+
 /// Householder QR with LAPACK's reflections (`beta = -sign(alpha) |x|`; none for a
-/// column already zero below its diagonal): `q` `m x k`, `r` `k x n`.
+/// column already zero below its diagonal): the complete `q` `m x m` and `r` `m x n` (zero
+/// below the diagonal); mode "reduced" is their first `min(m, n)` columns and rows.
 fn householder_qr(a: &Array2<f64>) -> (Array2<f64>, Array2<f64>) {
     let (m, n) = a.dim();
     let k = m.min(n);
@@ -313,20 +318,82 @@ fn householder_qr(a: &Array2<f64>) -> (Array2<f64>, Array2<f64>) {
             }
         }
     }
-    let q = q.slice(ndarray::s![.., ..k]).to_owned();
-    let r = Array2::from_shape_fn((k, n), |(i, j)| if i <= j { r[[i, j]] } else { 0.0 });
+    let r = Array2::from_shape_fn((m, n), |(i, j)| if i <= j { r[[i, j]] } else { 0.0 });
     (q, r)
+}
+
+/// `count` columns completing the orthonormal columns of `basis` (`p x r`): the next
+/// columns of the complete `q` of their Householder QR, each signed by `flip_sign`.
+fn complement(basis: &Array2<f64>, count: usize, tie: f64) -> Array2<f64> {
+    let r = basis.ncols();
+    let (q, _) = householder_qr(basis);
+    let mut c = q.slice(ndarray::s![.., r..r + count]).to_owned();
+    for mut col in c.columns_mut() {
+        if flip_sign(col.view(), tie) {
+            col.mapv_inplace(|x| -x);
+        }
+    }
+    c
+}
+
+/// `(u, s, v)`: `a = u diag(s) vᵀ`.
+type Svd = (Array2<f64>, Vec<f64>, Array2<f64>);
+
+/// The thin SVD by one-sided Jacobi: `(u, s, v)` with `a = u diag(s) v^T`, `u` `m x k`,
+/// `v` `n x k`, `s` descending; each column of `u` signed by `flip_sign` and `v`'s column
+/// with it. A zero singular value's column of `u` (of `v` for a wide matrix) is completed
+/// by [`complement`].
+fn jacobi_svd(a: &Array2<f64>, tie: f64, label: &str) -> Result<Svd, String> {
+    let tall = a.nrows() >= a.ncols();
+    let (w, v) = hestenes(a, label)?;
+    let norms: Vec<f64> = w.columns().into_iter().map(|c| c.dot(&c).sqrt()).collect();
+    let mut order: Vec<usize> = (0..norms.len()).collect();
+    order.sort_by(|&i, &j| norms[j].total_cmp(&norms[i]));
+    let s: Vec<f64> = order.iter().map(|&i| norms[i]).collect();
+    // `w`'s columns normalised (the zero ones completed), `v` in the same order.
+    let rank = s.iter().take_while(|&&x| x > 0.0).count();
+    let mut left = Array2::<f64>::zeros((w.nrows(), s.len()));
+    for (j, &i) in order.iter().enumerate().take(rank) {
+        left.column_mut(j).assign(&(&w.column(i) / norms[i]));
+    }
+    if rank < s.len() {
+        let rest = complement(
+            &left.slice(ndarray::s![.., ..rank]).to_owned(),
+            s.len() - rank,
+            tie,
+        );
+        left.slice_mut(ndarray::s![.., rank..]).assign(&rest);
+    }
+    let right = v.select(Axis(1), &order);
+    let (mut u, mut v) = if tall { (left, right) } else { (right, left) };
+    for j in 0..s.len() {
+        if flip_sign(u.column(j), tie) {
+            u.column_mut(j).mapv_inplace(|x| -x);
+            v.column_mut(j).mapv_inplace(|x| -x);
+        }
+    }
+    Ok((u, s, v))
 }
 
 /// One-sided Jacobi (Hestenes): columns of `a` (or of `a^T`, whichever has fewer) rotated
 /// pairwise until orthogonal; the singular values are their norms, descending.
 fn singular_values(a: &Array2<f64>, label: &str) -> Result<Vec<f64>, String> {
+    let (u, _) = hestenes(a, label)?;
+    let mut s: Vec<f64> = u.columns().into_iter().map(|c| c.dot(&c).sqrt()).collect();
+    s.sort_by(|x, y| y.total_cmp(x));
+    Ok(s)
+}
+
+/// Hestenes's iteration on `a` (or `a^T`, whichever has fewer columns): the columns
+/// rotated until orthogonal, and the product of the rotations (`a v` or `a^T v`).
+fn hestenes(a: &Array2<f64>, label: &str) -> Result<(Array2<f64>, Array2<f64>), String> {
     let mut u = if a.nrows() >= a.ncols() {
         a.clone()
     } else {
         a.t().to_owned()
     };
     let n = u.ncols();
+    let mut v = Array2::<f64>::eye(n);
     let mut converged = false;
     for _ in 0..100 {
         let mut rotated = false;
@@ -349,6 +416,11 @@ fn singular_values(a: &Array2<f64>, label: &str) -> Result<Vec<f64>, String> {
                     u[[i, p]] = c * x - s * y;
                     u[[i, q]] = s * x + c * y;
                 }
+                for i in 0..n {
+                    let (x, y) = (v[[i, p]], v[[i, q]]);
+                    v[[i, p]] = c * x - s * y;
+                    v[[i, q]] = s * x + c * y;
+                }
             }
         }
         if !rotated {
@@ -359,9 +431,7 @@ fn singular_values(a: &Array2<f64>, label: &str) -> Result<Vec<f64>, String> {
     if !converged {
         return Err(no_convergence(label));
     }
-    let mut s: Vec<f64> = u.columns().into_iter().map(|c| c.dot(&c).sqrt()).collect();
-    s.sort_by(|x, y| y.total_cmp(x));
-    Ok(s)
+    Ok((u, v))
 }
 
 fn no_convergence(label: &str) -> String {
@@ -403,9 +473,60 @@ pub fn several(
     let scalar = |x: f64| Value::F64(ndarray::arr0(x).into_dyn()).cast(dtype);
     let array = |x: ndarray::ArrayD<f64>| Value::F64(x).cast(dtype);
     match op {
-        LinalgOp::Qr => {
+        LinalgOp::Qr { mode } => {
             let (q, r) = householder_qr(&a);
-            Ok(vec![array(q.into_dyn()), array(r.into_dyn())])
+            let (m, n) = a.dim();
+            let k = if mode == QrMode::Complete {
+                m
+            } else {
+                m.min(n)
+            };
+            Ok(vec![
+                array(q.slice(ndarray::s![.., ..k]).to_owned().into_dyn()),
+                array(r.slice(ndarray::s![..k, ..]).to_owned().into_dyn()),
+            ])
+        }
+        LinalgOp::Svd { full_matrices } => {
+            let (m, n) = a.dim();
+            let k = m.min(n);
+            let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
+            let vector = |s: Vec<f64>| array(ndarray::Array1::from(s).into_dyn());
+            if k == 0 {
+                // The runtime's rule: the full matrices are identities, else empty.
+                return Ok(vec![
+                    array(
+                        Array2::eye(m)
+                            .slice(ndarray::s![.., ..u_cols])
+                            .to_owned()
+                            .into_dyn(),
+                    ),
+                    vector(Vec::new()),
+                    array(
+                        Array2::eye(n)
+                            .slice(ndarray::s![..vh_rows, ..])
+                            .to_owned()
+                            .into_dyn(),
+                    ),
+                ]);
+            }
+            if a.iter().any(|x| !x.is_finite()) {
+                return Ok(vec![
+                    array(Array2::from_elem((m, u_cols), f64::NAN).into_dyn()),
+                    vector(vec![f64::NAN; k]),
+                    array(Array2::from_elem((vh_rows, n), f64::NAN).into_dyn()),
+                ]);
+            }
+            let tie = sqrt_eps(dtype);
+            let (mut u, s, mut v) = jacobi_svd(&a, tie, label)?;
+            if full_matrices {
+                u = ndarray::concatenate![Axis(1), u, complement(&u, m - k, tie)];
+                v = ndarray::concatenate![Axis(1), v, complement(&v, n - k, tie)];
+            }
+            Ok(vec![
+                array(u.into_dyn()),
+                vector(s),
+                array(v.t().to_owned().into_dyn()),
+            ])
         }
         LinalgOp::Eigh { lower } => {
             let n = square(&a, label)?;
@@ -452,6 +573,12 @@ pub fn several(
 
 pub fn linalg(op: LinalgOp, args: &[Value], dtype: DType, label: &str) -> Result<Value, String> {
     let a = as_matrix(&args[0], label)?;
+    if let LinalgOp::Qr { .. } = op {
+        // Mode "r": the reduced mode's r alone.
+        let (_, r) = householder_qr(&a);
+        let k = a.nrows().min(a.ncols());
+        return Ok(Value::F64(r.slice(ndarray::s![..k, ..]).to_owned().into_dyn()).cast(dtype));
+    }
     if op == LinalgOp::SvdVals {
         let k = a.nrows().min(a.ncols());
         let s = if a.iter().any(|x| !x.is_finite()) {
@@ -549,8 +676,13 @@ pub fn linalg(op: LinalgOp, args: &[Value], dtype: DType, label: &str) -> Result
             }
             Ok(scalar(d))
         }
-        LinalgOp::SlogDet | LinalgOp::Eigh { .. } | LinalgOp::Qr | LinalgOp::SvdVals => Err(
-            format!("IR error: `{label}`: {} is not one value", op.name()),
-        ),
+        LinalgOp::SlogDet
+        | LinalgOp::Eigh { .. }
+        | LinalgOp::Qr { .. }
+        | LinalgOp::SvdVals
+        | LinalgOp::Svd { .. } => Err(format!(
+            "IR error: `{label}`: {} is not one value",
+            op.name()
+        )),
     }
 }

@@ -1,5 +1,5 @@
 //! Dense linear algebra ops (`Op::Linalg`): numpy's, scipy's and PyTensor's functions of
-//! matrices, each one node. A function with several results (`slogdet`, `eigh`, `qr`:
+//! matrices, each one node. A function with several results (`slogdet`, `eigh`, `qr`, `svd`:
 //! [`LinalgOp::parts`]) is one node computing all of them from one factorisation, with no
 //! value of its own, read through `Op::Part { index }` nodes (as a scan is read through
 //! `Op::ScanOutput`).
@@ -21,6 +21,27 @@ impl Assume {
             Assume::General => "gen",
             Assume::Positive => "pos",
             Assume::Symmetric => "sym",
+        }
+    }
+}
+
+/// numpy's `qr` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QrMode {
+    /// `(q, r)`, `q` `[m, k]` and `r` `[k, n]`, `k = min(m, n)`.
+    Reduced,
+    /// `(q, r)`, `q` `[m, m]` and `r` `[m, n]`.
+    Complete,
+    /// `r` alone, `[k, n]`.
+    R,
+}
+
+impl QrMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            QrMode::Reduced => "reduced",
+            QrMode::Complete => "complete",
+            QrMode::R => "r",
         }
     }
 }
@@ -55,11 +76,18 @@ pub enum LinalgOp {
     /// `lower` (`UPLO = "L"`) or upper triangle; each eigenvector's component of largest
     /// magnitude (the first of those within `sqrt(eps)` of it) is positive.
     Eigh { lower: bool },
-    /// `[a]` -> `(q, r)`: numpy's `qr` (mode "reduced"), Householder's signs as LAPACK's.
-    Qr,
+    /// `[a]` -> `(q, r)`, or `r` alone with `QrMode::R`: numpy's `qr`, Householder's
+    /// signs as LAPACK's.
+    Qr { mode: QrMode },
     /// `[a]` -> vector: the singular values, descending (numpy's `svd(a, compute_uv =
     /// False)`, `svdvals`).
     SvdVals,
+    /// `[a]` -> `(u, s, vh)`, `a = u diag(s) vh`: numpy's `svd(a, full_matrices)`, the
+    /// singular values descending; each column of `u` has its component of largest
+    /// magnitude positive (`eigh`'s rule), the row of `vh` signed to match. With
+    /// `full_matrices`, `u` is `[m, m]` and `vh` `[n, n]` (the columns beyond `min(m, n)`
+    /// an orthonormal basis of the rest), else `[m, k]` and `[k, n]`.
+    Svd { full_matrices: bool },
 }
 
 impl LinalgOp {
@@ -74,8 +102,8 @@ impl LinalgOp {
             LinalgOp::Det => "det",
             LinalgOp::SlogDet => "slogdet",
             LinalgOp::Eigh { .. } => "eigh",
-            LinalgOp::Qr => "qr",
-            LinalgOp::SvdVals => "svd",
+            LinalgOp::Qr { .. } => "qr",
+            LinalgOp::SvdVals | LinalgOp::Svd { .. } => "svd",
         }
     }
 
@@ -85,7 +113,10 @@ impl LinalgOp {
         match self {
             LinalgOp::SlogDet => Some(&[0, 0]),
             LinalgOp::Eigh { .. } => Some(&[1, 2]),
-            LinalgOp::Qr => Some(&[2, 2]),
+            LinalgOp::Qr {
+                mode: QrMode::Reduced | QrMode::Complete,
+            } => Some(&[2, 2]),
+            LinalgOp::Svd { .. } => Some(&[2, 1, 2]),
             _ => None,
         }
     }
@@ -131,8 +162,12 @@ impl LinalgOp {
             LinalgOp::Det => "det".to_string(),
             LinalgOp::SlogDet => "slogdet".to_string(),
             LinalgOp::Eigh { lower } => format!("eigh(lower={lower})"),
-            LinalgOp::Qr => "qr".to_string(),
+            LinalgOp::Qr {
+                mode: QrMode::Reduced,
+            } => "qr".to_string(),
+            LinalgOp::Qr { mode } => format!("qr(mode={})", mode.name()),
             LinalgOp::SvdVals => "svdvals".to_string(),
+            LinalgOp::Svd { full_matrices } => format!("svd(full_matrices={full_matrices})"),
         }
     }
 }

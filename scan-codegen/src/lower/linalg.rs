@@ -2,12 +2,12 @@
 //! scipy's and PyTensor's `cholesky cho_solve solve solve_triangular svdvals`. Their
 //! options are keyword arguments with compile-time values (`lower = false`,
 //! `assume_a = "pos"`, `on_error = "nan"`, `UPLO = "U"`), or positional in numpy's or
-//! scipy's order; `slogdet`, `eigh` and `qr` return a tuple: one node computing every
-//! result, read through `Op::Part` nodes.
+//! scipy's order; `slogdet`, `eigh`, `qr` and `svd` return a tuple: one node computing
+//! every result, read through `Op::Part` nodes.
 
 use super::{Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind, Lit};
-use crate::ir::{Assume, DType, LinalgOp, Op, Type};
+use crate::ir::{Assume, DType, LinalgOp, Op, QrMode, Type};
 
 /// The functions of this file, for `is_linalg` and the "did you mean" of unknown names.
 pub const FUNCTIONS: &[&str] = &[
@@ -180,27 +180,35 @@ impl Lowerer<'_> {
                 LinalgOp::Eigh { lower: lower? }
             }
             "qr" => {
-                if let Some(v) = option("mode") {
-                    // numpy's other modes ("complete", "r", "raw") are not provided.
-                    self.string_option(v, &n, "mode", &["reduced"])?;
-                }
-                LinalgOp::Qr
+                let mode = match option("mode") {
+                    None => QrMode::Reduced,
+                    // numpy's "raw" (LAPACK's reflectors) is not provided.
+                    Some(v) => match self
+                        .string_option(v, &n, "mode", &["reduced", "complete", "r"])?
+                        .as_str()
+                    {
+                        "complete" => QrMode::Complete,
+                        "r" => QrMode::R,
+                        _ => QrMode::Reduced,
+                    },
+                };
+                LinalgOp::Qr { mode }
             }
             "svd" => {
-                for flag in ["full_matrices", "hermitian"] {
-                    if let Some(v) = option(flag) {
-                        self.bool_option(v, &n, flag)?;
+                // numpy's defaults: full_matrices and compute_uv true. `hermitian` only
+                // chooses numpy's algorithm: a symmetric matrix's SVD is the same.
+                let mut flags = [true, true, false];
+                for (flag, name) in flags.iter_mut().zip(options) {
+                    if let Some(v) = option(name) {
+                        *flag = self.bool_option(v, &n, name)?;
                     }
                 }
-                let uv = match option("compute_uv") {
-                    Some(v) => self.bool_option(v, &n, "compute_uv")?,
-                    None => true,
-                };
+                let [full_matrices, uv, _] = flags;
                 if uv {
-                    self.diag.error(e.span, crate::messages::svd_vectors());
-                    return None;
+                    LinalgOp::Svd { full_matrices }
+                } else {
+                    LinalgOp::SvdVals
                 }
-                LinalgOp::SvdVals
             }
             "svdvals" => LinalgOp::SvdVals,
             _ => LinalgOp::SlogDet,
@@ -260,7 +268,9 @@ impl Lowerer<'_> {
         Some(match op {
             LinalgOp::Det => Lowered::Single(single(self, op, 0)),
             LinalgOp::SvdVals => Lowered::Single(single(self, op, 1)),
-            LinalgOp::Cholesky { .. } | LinalgOp::Inv => Lowered::Single(single(self, op, 2)),
+            LinalgOp::Cholesky { .. } | LinalgOp::Inv | LinalgOp::Qr { .. } => {
+                Lowered::Single(single(self, op, 2))
+            }
             _ => {
                 let rank = self.ty(values[1]).rank;
                 Lowered::Single(single(self, op, rank))

@@ -1,6 +1,6 @@
 //! Dense linear algebra for the step language (`cholesky`, `cho_solve`, `solve`,
-//! `solve_triangular`, `inv`, `det`, `slogdet`, `eigh`, `qr`, `svdvals`), on faer's
-//! factorisations.
+//! `solve_triangular`, `inv`, `det`, `slogdet`, `eigh`, `qr` in its three modes, `svd`
+//! with and without vectors), on faer's factorisations.
 //!
 //! Every kernel copies its matrix into a [`Linalg`] workspace (column-major, the layout
 //! faer's factorisations prefer), factorises there, and writes its result into the
@@ -66,6 +66,8 @@ impl LinalgFloat for f64 {
 pub struct Linalg<T> {
     a: Vec<T>,
     x: Vec<T>,
+    /// `svd`'s right singular vectors.
+    v: Vec<T>,
     sub: Vec<T>,
     perm: Vec<usize>,
     perm_inv: Vec<usize>,
@@ -77,6 +79,7 @@ impl<T> Default for Linalg<T> {
         Linalg {
             a: Vec::new(),
             x: Vec::new(),
+            v: Vec::new(),
             sub: Vec::new(),
             perm: Vec::new(),
             perm_inv: Vec::new(),
@@ -705,25 +708,117 @@ pub fn eigh<T: LinalgFloat>(
         *o = x;
     }
     for j in 0..n {
-        let col = &mut ws.x[j * n..(j + 1) * n];
-        let largest = col.iter().fold(T::ZERO, |m, &x| {
-            let x = x.num_abs();
-            if x > m {
-                x
-            } else {
-                m
-            }
-        });
-        let bar = largest.num_sub(largest.num_mul(T::SQRT_EPS));
-        let flip = col
-            .iter()
-            .find(|x| x.num_abs() >= bar)
-            .is_some_and(|&x| x < T::ZERO);
+        let col = &ws.x[j * n..(j + 1) * n];
+        let flip = flip_sign(col);
         for (i, &x) in col.iter().enumerate() {
             v[[i, j]] = if flip { x.num_neg() } else { x };
         }
     }
     Ok(())
+}
+
+/// Whether a vector's sign must change so that its component of largest magnitude (the
+/// first of those within `sqrt(eps)` of it, relative) is positive: `eigh`'s and `svd`'s
+/// sign rule, which makes a vector unique where LAPACK's sign is its iteration's.
+fn flip_sign<T: LinalgFloat>(col: &[T]) -> bool {
+    let largest = col.iter().fold(T::ZERO, |m, &x| {
+        let x = x.num_abs();
+        if x > m {
+            x
+        } else {
+            m
+        }
+    });
+    let bar = largest.num_sub(largest.num_mul(T::SQRT_EPS));
+    col.iter()
+        .find(|x| x.num_abs() >= bar)
+        .is_some_and(|&x| x < T::ZERO)
+}
+
+impl<T: LinalgFloat> Linalg<T> {
+    /// Householder QR of the `m x n` matrix in `self.a`, in place (faer's layout: `r` on
+    /// and above the diagonal, the reflectors below, their block factors in `self.sub`);
+    /// then `self.x` (`m x cols`) set to `Q`'s columns `first..first + cols`: the
+    /// reflectors applied to those columns of `I`. Householder QR has no failure (a NaN
+    /// gives NaNs).
+    fn householder_q(&mut self, m: usize, n: usize, first: usize, cols: usize) {
+        let k = m.min(n);
+        let bs = qr_factor::recommended_block_size::<T>(m, n);
+        self.sub.clear();
+        self.sub.resize(bs * k, T::ZERO);
+        self.x.clear();
+        self.x.resize(m * cols, T::ZERO);
+        for j in 0..cols {
+            self.x[(first + j) + j * m] = T::ONE;
+        }
+        let req = StackReq::any_of(&[
+            qr_factor::qr_in_place_scratch::<T>(m, n, bs, Par::Seq, Default::default()),
+            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
+                m, bs, cols,
+            ),
+        ]);
+        let st = stack(&mut self.stack, req);
+        qr_factor::qr_in_place(
+            mat_mut(&mut self.a, m, n),
+            mat_mut(&mut self.sub, bs, k),
+            Par::Seq,
+            st,
+            Default::default(),
+        );
+        if cols == 0 {
+            return;
+        }
+        let st = stack(&mut self.stack, req);
+        householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            mat(&self.a, m, n).subcols(0, k),
+            mat(&self.sub, bs, k),
+            faer::Conj::No,
+            mat_mut(&mut self.x, m, cols),
+            Par::Seq,
+            st,
+        );
+    }
+
+    /// `q` (when asked for) and `r` of `a`: `m x k` and `k x n` with `k = min(m, n)`
+    /// (mode "reduced"), or `k = m` (mode "complete": `r`'s rows past `min(m, n)` zero).
+    fn qr_into(
+        &mut self,
+        q: Option<&mut Array2<T>>,
+        r: &mut Array2<T>,
+        a: ArrayView2<'_, T>,
+        complete: bool,
+        what: &str,
+    ) -> Result<()> {
+        let (m, n) = a.dim();
+        let k = if complete { m } else { m.min(n) };
+        try_ensure_shape(what, r, ndarray::Ix2(k, n))?;
+        let mut q = q;
+        if let Some(q) = q.as_deref_mut() {
+            try_ensure_shape(what, q, ndarray::Ix2(m, k))?;
+        }
+        if m.min(n) == 0 {
+            // No reflection: q is the identity's first k columns, r is empty or zeros.
+            r.fill(T::ZERO);
+            if let Some(q) = q {
+                for ((i, j), o) in q.indexed_iter_mut() {
+                    *o = if i == j { T::ONE } else { T::ZERO };
+                }
+            }
+            return Ok(());
+        }
+        load(&mut self.a, a, false);
+        let cols = if q.is_some() { k } else { 0 };
+        self.householder_q(m, n, 0, cols);
+        if let Some(q) = q {
+            for ((i, j), o) in q.indexed_iter_mut() {
+                *o = self.x[i + j * m];
+            }
+        }
+        for ((i, j), o) in r.indexed_iter_mut() {
+            *o = if i <= j { self.a[i + j * m] } else { T::ZERO };
+        }
+        Ok(())
+    }
 }
 
 /// `qr(a)`: numpy's, mode "reduced": `q` (`m x k`, orthonormal columns) and `r` (`k x n`,
@@ -737,51 +832,30 @@ pub fn qr<T: LinalgFloat>(
     a: ArrayView2<'_, T>,
     what: &str,
 ) -> Result<()> {
-    let (m, n) = a.dim();
-    let k = m.min(n);
-    try_ensure_shape(what, q, ndarray::Ix2(m, k))?;
-    try_ensure_shape(what, r, ndarray::Ix2(k, n))?;
-    if k == 0 {
-        return Ok(());
-    }
-    load(&mut ws.a, a, false);
-    let bs = qr_factor::recommended_block_size::<T>(m, n);
-    ws.sub.clear();
-    ws.sub.resize(bs * k, T::ZERO);
-    // Q's first k columns: the reflections applied to the first k columns of I.
-    ws.x.clear();
-    ws.x.resize(m * k, T::ZERO);
-    for j in 0..k {
-        ws.x[j + j * m] = T::ONE;
-    }
-    let req = StackReq::any_of(&[
-        qr_factor::qr_in_place_scratch::<T>(m, n, bs, Par::Seq, Default::default()),
-        householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, k),
-    ]);
-    let st = stack(&mut ws.stack, req);
-    qr_factor::qr_in_place(
-        mat_mut(&mut ws.a, m, n),
-        mat_mut(&mut ws.sub, bs, k),
-        Par::Seq,
-        st,
-        Default::default(),
-    );
-    let st = stack(&mut ws.stack, req);
-    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-        mat(&ws.a, m, n).subcols(0, k),
-        mat(&ws.sub, bs, k),
-        faer::Conj::No,
-        mat_mut(&mut ws.x, m, k),
-        Par::Seq,
-        st,
-    );
-    for ((i, j), o) in q.indexed_iter_mut() {
-        *o = ws.x[i + j * m];
-    }
-    for ((i, j), o) in r.indexed_iter_mut() {
-        *o = if i <= j { ws.a[i + j * m] } else { T::ZERO };
-    }
-    Ok(())
+    ws.qr_into(Some(q), r, a, false, what)
+}
+
+/// `qr(a, mode = "complete")`: numpy's: `q` `m x m` orthogonal and `r` `m x n` (rows past
+/// `min(m, n)` zero), the same reflections as [`qr`]'s, so `q`'s first `k` columns and
+/// `r`'s first `k` rows are the reduced mode's.
+pub fn qr_complete<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    q: &mut Array2<T>,
+    r: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    ws.qr_into(Some(q), r, a, true, what)
+}
+
+/// `qr(a, mode = "r")`: numpy's: `r` alone, `k x n` (the reduced mode's), `Q` not formed.
+pub fn qr_r<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    r: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    ws.qr_into(None, r, a, false, what)
 }
 
 /// `svd(a, compute_uv = false)` (`svdvals(a)`): numpy's and scipy's singular values,
@@ -830,6 +904,116 @@ pub fn svdvals<T: LinalgFloat>(
         *o = x;
     }
     Ok(())
+}
+
+/// `svd(a, full_matrices)`: numpy's `svd` with its vectors: `u`, the singular values `s`
+/// descending and `vh` with `a = u diag(s) vh`, `k = min(m, n)`; `u` `m x k` and `vh`
+/// `k x n`, or with `full_matrices` `m x m` and `n x n`. A singular vector is unique up to
+/// its sign (for a simple singular value): each column of `u` has its component of
+/// largest magnitude positive (`eigh`'s rule) and the row of `vh` follows it; the columns
+/// of `u` (rows of `vh`) past `k` are an orthonormal basis of the rest of the space, the
+/// last columns of the complete Householder `Q` of the first `k`, signed the same way
+/// (numpy's are LAPACK's, another basis of the same space). NaNs for a matrix with a NaN
+/// or an infinity (numpy raises "SVD did not converge").
+#[allow(clippy::too_many_arguments)]
+pub fn svd<T: LinalgFloat>(
+    ws: &mut Linalg<T>,
+    u: &mut Array2<T>,
+    s: &mut Array1<T>,
+    vh: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    full_matrices: bool,
+    what: &str,
+    step: Option<usize>,
+) -> Result<()> {
+    let (m, n) = a.dim();
+    let k = m.min(n);
+    let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
+    try_ensure_shape(what, u, ndarray::Ix2(m, u_cols))?;
+    try_ensure_shape(what, s, ndarray::Ix1(k))?;
+    try_ensure_shape(what, vh, ndarray::Ix2(vh_rows, n))?;
+    if k == 0 {
+        // No singular value: the full matrices are identities (numpy's), else empty.
+        for mut x in [u.view_mut(), vh.view_mut()] {
+            for ((i, j), o) in x.indexed_iter_mut() {
+                *o = if i == j { T::ONE } else { T::ZERO };
+            }
+        }
+        return Ok(());
+    }
+    load(&mut ws.a, a, false);
+    if ws.a.iter().any(|&x| not_finite(x)) {
+        u.fill(T::NAN);
+        s.fill(T::NAN);
+        vh.fill(T::NAN);
+        return Ok(());
+    }
+    ws.sub.clear();
+    ws.sub.resize(k, T::ZERO);
+    ws.x.clear();
+    ws.x.resize(m * k, T::ZERO);
+    ws.v.clear();
+    ws.v.resize(n * k, T::ZERO);
+    let thin = svd::ComputeSvdVectors::Thin;
+    let req = svd::svd_scratch::<T>(m, n, thin, thin, Par::Seq, Default::default());
+    let st = stack(&mut ws.stack, req);
+    svd::svd(
+        mat(&ws.a, m, n),
+        ColMut::from_slice_mut(&mut ws.sub).as_diagonal_mut(),
+        Some(mat_mut(&mut ws.x, m, k)),
+        Some(mat_mut(&mut ws.v, n, k)),
+        Par::Seq,
+        st,
+        Default::default(),
+    )
+    .map_err(|_| no_convergence(what, step))?;
+    for (o, &x) in s.iter_mut().zip(&ws.sub) {
+        *o = x;
+    }
+    for j in 0..k {
+        let col = &ws.x[j * m..(j + 1) * m];
+        let sign = if flip_sign(col) {
+            T::ONE.num_neg()
+        } else {
+            T::ONE
+        };
+        for (i, &x) in col.iter().enumerate() {
+            u[[i, j]] = x.num_mul(sign);
+        }
+        for (i, &x) in ws.v[j * n..(j + 1) * n].iter().enumerate() {
+            vh[[j, i]] = x.num_mul(sign);
+        }
+    }
+    if full_matrices {
+        ws.complement(u.view_mut(), k);
+        ws.complement(vh.view_mut().reversed_axes(), k);
+    }
+    Ok(())
+}
+
+impl<T: LinalgFloat> Linalg<T> {
+    /// The columns of `basis` past its first `k` (which are orthonormal) set to an
+    /// orthonormal basis of the space those do not span: the last columns of the complete
+    /// `Q` of their Householder QR, each signed by `eigh`'s rule.
+    fn complement(&mut self, mut basis: ArrayViewMut2<'_, T>, k: usize) {
+        let (m, total) = basis.dim();
+        if total <= k {
+            return;
+        }
+        load(&mut self.a, basis.slice(ndarray::s![.., ..k]), false);
+        self.householder_q(m, k, k, total - k);
+        for j in 0..total - k {
+            let col = &self.x[j * m..(j + 1) * m];
+            let sign = if flip_sign(col) {
+                T::ONE.num_neg()
+            } else {
+                T::ONE
+            };
+            for (i, &x) in col.iter().enumerate() {
+                basis[[i, k + j]] = x.num_mul(sign);
+            }
+        }
+    }
 }
 
 /// `det(a)`: numpy's: the product of the LU factorisation's pivots, signed by its row

@@ -401,16 +401,74 @@ fn linear_algebra() {
 }
 
 #[test]
+fn qr_and_svd_of_square_tall_and_wide_matrices() {
+    // Pseudo-random entries: distinct nonzero singular values, an invertible r.
+    let g = random(&[3, 3], 31, -1.0, 1.0);
+    let t = random(&[5, 3], 32, -1.0, 1.0);
+    let w = random(&[2, 4], 33, -1.0, 1.0);
+    let source = r#"fn f(g: ArrayView2<f64>, t: ArrayView2<f64>, w: ArrayView2<f64>)
+        -> Result<(Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>)> {
+        let (qg, rg) = qr(g);
+        let (qt, rt) = qr(t, mode = "reduced");
+        let (qw, rw) = qr(w, mode = "complete");
+        let (qc, _) = qr(g, mode = "complete");
+        Ok((qg, rg, qt, rt, qw, rw, qr(t, mode = "r"), qr(w, mode = "r"), qc))
+    }"#;
+    check(source, "f", vec![g.clone(), t.clone(), w.clone()]);
+    let source = r#"fn f(g: ArrayView2<f64>, t: ArrayView2<f64>, w: ArrayView2<f64>)
+        -> Result<(Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>, Array1<f64>, Array2<f64>, Array1<f64>, Array1<f64>, Array2<f64>)> {
+        let (ug, sg, vhg) = svd(g);
+        let (ut, st, vht) = svd(t, full_matrices = false);
+        let (uw, sw, vhw) = svd(w, full_matrices = false);
+        let (u2, _, _) = svd(t, false);
+        Ok((ug, sg, vhg, ut, st, vht, uw, sw, vhw, svdvals(t), svd(w, compute_uv = false), u2 * 2.0))
+    }"#;
+    let dots = check(source, "f", vec![g, t.clone(), w]);
+    // svdvals' tangent is svd's.
+    assert_eq!(dots[4], dots[9]);
+    // ds_i = u_iᵀ dA v_i: with dA = a, ds = s (the singular values scale with a).
+    let (values, dots) = jvp(
+        "fn f(t: ArrayView2<f64>) -> Result<Array1<f64>> { Ok(svdvals(t)) }",
+        "f",
+        vec![t.clone()],
+        vec![Some(t)],
+    )
+    .unwrap();
+    assert_exact(
+        "svdvals",
+        &elems(dots[0].as_ref().unwrap()),
+        &elems(&values[0]),
+    );
+}
+
+#[test]
 fn ops_without_a_rule_and_bad_tangents_are_errors() {
-    let qr = "fn f(a: ArrayView2<f64>) -> Result<Array2<f64>> { let (q, r) = qr(a); Ok(q) }";
-    let a = matrix(2, 2, &[2.0, 1.0, 0.5, 3.0]);
+    // The columns of a full svd or a complete qr past min(m, n) are an arbitrary basis.
+    let a = random(&[3, 2], 34, -1.0, 1.0);
+    let qr = "fn f(a: ArrayView2<f64>) -> Result<Array2<f64>> { let (q, r) = qr(a, mode = \"complete\"); Ok(q) }";
     let err = jvp(qr, "f", vec![a.clone()], vec![Some(a.clone())]).unwrap_err();
-    assert!(err.contains("qr"), "{err}");
+    assert!(
+        err.contains("`qr(a, mode = \"complete\")`") && err.contains("past n"),
+        "{err}"
+    );
     // Without a tangent reaching it, an op needs no rule.
     assert!(jvp(qr, "f", vec![a.clone()], vec![None]).unwrap().1[0].is_none());
-    let svd = "fn f(a: ArrayView2<f64>) -> Result<Array1<f64>> { Ok(svd(a)) }";
+    let svd = "fn f(a: ArrayView2<f64>) -> Result<Array2<f64>> { let (u, s, vh) = svd(a); Ok(u) }";
     let err = jvp(svd, "f", vec![a.clone()], vec![Some(a.clone())]).unwrap_err();
-    assert!(err.contains("svd"), "{err}");
+    assert!(
+        err.contains("`svd(a)`") && err.contains("past min(m, n)"),
+        "{err}"
+    );
+    // Repeated singular values (the identity's) have no unique vectors, a zero pivot of r
+    // no derivative.
+    let eye = matrix(2, 2, &[1.0, 0.0, 0.0, 1.0]);
+    let da = matrix(2, 2, &[0.5, 0.25, -1.0, 2.0]);
+    let err = jvp(svd, "f", vec![eye], vec![Some(da)]).unwrap_err();
+    assert!(err.contains("repeated or zero singular value"), "{err}");
+    let singular = matrix(2, 2, &[0.0, 1.0, 0.0, 2.0]);
+    let qr = "fn f(a: ArrayView2<f64>) -> Result<Array2<f64>> { Ok(qr(a, mode = \"r\")) }";
+    let err = jvp(qr, "f", vec![singular.clone()], vec![Some(singular)]).unwrap_err();
+    assert!(err.contains("zero (at index 0)"), "{err}");
     let gamma = "fn f(key: i64, a: f64) -> Result<f64> { let (k, g) = gamma(key, a); Ok(g) }";
     let err = jvp(
         gamma,
