@@ -206,6 +206,8 @@ pub struct ScanCall {
     pub strict: bool,
     /// `unroll = k` (1 when not given).
     pub unroll: usize,
+    /// `truncate_gradient = k`: gradients backpropagate through the last k steps only.
+    pub truncate_gradient: Option<usize>,
     pub name: Option<String>,
     /// An argument was lost to a reported error (a sequence that did not parse, an
     /// unknown keyword): the step's argument count and the number of steps are not

@@ -377,6 +377,12 @@ pub fn unroll(max: usize, found: &str) -> String {
     )
 }
 
+pub fn truncate_gradient(found: &str) -> String {
+    format!(
+        "`truncate_gradient` takes a positive integer literal: the last steps a gradient backpropagates through (`-1`, the default, for all of them), found `{found}`"
+    )
+}
+
 pub fn flag_not_bool(key: &str, found: &str) -> String {
     format!("`{key}` takes `true` or `false`, found `{found}`: the choice is made when compiling")
 }
@@ -879,8 +885,9 @@ pub fn grad_disconnected(name: &str) -> String {
     format!("the cost does not depend on `{name}`, so its gradient is not defined (as PyTensor's `grad` raises by default): remove `{name}` from the list, or use `zeros_like({name})` if a zero gradient is what you want")
 }
 
-pub fn grad_through_scan() -> String {
-    "gradients through scan are not supported yet: the cost depends on the differentiated values through a scan's results; differentiate inside the step instead (`grad` in the step's body)".into()
+/// An error of the backward pass of a scan's step (`grad/scan.rs`), with the scan named.
+pub fn grad_in_scan_step(error: &str, scan: &str) -> String {
+    format!("{error} (in the step of `{scan}`, which the cost reads)")
 }
 
 /// An op on the way from the cost to a differentiated value with no gradient rule

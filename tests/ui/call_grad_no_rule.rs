@@ -1,11 +1,6 @@
 use scan_runtime::prelude::*;
 
 scan! {
-    pub fn through_scan(x: ArrayView1<f64>) -> Result<Array1<f64>> {
-        let total = scan(|x_t, acc| acc + x_t, sequences = x, outputs_info = 0.0);
-        Ok(grad(total[-1], x))
-    }
-
     pub fn no_derivative(x: ArrayView1<f64>) -> Result<Array1<f64>> {
         Ok(grad(sum(digamma(x)), x))
     }

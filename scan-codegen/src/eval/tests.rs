@@ -159,6 +159,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         lanes: false,
         unroll: 1,
         max_steps: None,
+        truncate_gradient: None,
         step,
     }
 }

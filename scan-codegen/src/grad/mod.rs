@@ -10,11 +10,18 @@
 //! contribution, of the operand's own type; contributions are added up (`Add`). Integer
 //! and bool values carry no adjoint: index, shape and comparison paths stop the flow.
 //!
+//! A scan's adjoint is another scan, going backwards over the forward steps (`scan.rs`):
+//! the sweep gathers the adjoints of its `ScanOutput` reads and hands them over at the
+//! `Scan` node.
+//!
 //! The elementwise family's derivatives live beside its forward rules, in
 //! `ir/elemwise.rs` (`ElemOp::partials`); a broadcast operand's contribution is summed
 //! back to its shape by `Op::Unbroadcast` (sizes are known only at run time).
 
 mod rules;
+mod scan;
+
+use std::collections::HashMap;
 
 use proc_macro2::Span;
 
@@ -26,7 +33,7 @@ use crate::messages as msg;
 pub enum GradError {
     /// The cost does not depend on `wrt[k]` at all (PyTensor's `DisconnectedInputError`).
     Disconnected(usize),
-    /// Any other reason (an op without a gradient rule, a scan on the way), spanned on the
+    /// Any other reason (an op without a gradient rule, also in a scan's step), spanned on the
     /// `grad` call by the caller.
     Message(String),
 }
@@ -43,58 +50,140 @@ pub fn reverse(
     span: Span,
     label: &str,
 ) -> Result<Vec<NodeId>, GradError> {
-    let n = graph.nodes.len();
+    let mut b = Builder {
+        g: graph,
+        span,
+        label: label.to_string(),
+    };
+    let seed = b.float(1.0, b.ty(cost).dtype);
+    let grads = sweep(&mut b, &[(cost, seed)], wrt, true).map_err(|e| match e {
+        SweepError::Disconnected(k) => GradError::Disconnected(k),
+        SweepError::Message(m) => GradError::Message(m),
+    })?;
+    Ok(grads
+        .into_iter()
+        .zip(wrt)
+        .map(|(g, &w)| match g {
+            Some(g) => g,
+            // Reached only through integer or bool values: a zero gradient.
+            None => b.zeros_like(w),
+        })
+        .collect())
+}
+
+/// Why [`sweep`] gave no gradient.
+enum SweepError {
+    Disconnected(usize),
+    Message(String),
+}
+
+impl SweepError {
+    /// The message of the error of a sweep that is not `strict` (never `Disconnected`).
+    fn message(self) -> String {
+        match self {
+            SweepError::Message(m) => m,
+            SweepError::Disconnected(k) => format!("the cost does not depend on value {k}"),
+        }
+    }
+}
+
+impl From<String> for SweepError {
+    fn from(m: String) -> Self {
+        SweepError::Message(m)
+    }
+}
+
+/// The reverse sweep over `b`'s graph: the adjoints of the `wrt` nodes given the adjoints
+/// `seeds` (node, its adjoint) of some of its values; `None` for a `wrt` reached only
+/// through integer or bool values, or (unless `strict`) not at all; with `strict`, a
+/// `wrt` no seed depends on at all is `Disconnected`.
+fn sweep(
+    b: &mut Builder,
+    seeds: &[(NodeId, NodeId)],
+    wrt: &[NodeId],
+    strict: bool,
+) -> Result<Vec<Option<NodeId>>, SweepError> {
+    let n = b.g.nodes.len();
     // Nodes whose value depends on a `wrt` node ...
     let mut depends = vec![false; n];
     for &w in wrt {
         depends[w.0] = true;
     }
     for i in 0..n {
-        if graph.nodes[i].inputs.iter().any(|j| depends[j.0]) {
+        if b.g.nodes[i].inputs.iter().any(|j| depends[j.0]) {
             depends[i] = true;
         }
     }
-    // ... and that the cost depends on: the nodes the sweep visits.
+    // ... and that a seeded value depends on: the nodes the sweep visits.
     let mut needed = vec![false; n];
-    needed[cost.0] = true;
+    for &(s, _) in seeds {
+        needed[s.0] = true;
+    }
     for i in (0..n).rev() {
         if needed[i] {
-            for j in &graph.nodes[i].inputs {
+            for j in &b.g.nodes[i].inputs {
                 needed[j.0] = true;
             }
         }
     }
     let relevant: Vec<bool> = (0..n).map(|i| depends[i] && needed[i]).collect();
-    if let Some(k) = wrt.iter().position(|w| !relevant[w.0]) {
-        return Err(GradError::Disconnected(k));
+    if strict {
+        if let Some(k) = wrt.iter().position(|w| !relevant[w.0]) {
+            return Err(SweepError::Disconnected(k));
+        }
     }
-    let mut b = Builder {
-        g: graph,
-        span,
-        label: label.to_string(),
-    };
     // A float value carries an adjoint; so does a node with several results (a scan, a
-    // factorisation), read through `ScanOutput`/`Part`, whose rules refuse it by name.
+    // factorisation), read through `ScanOutput`/`Part`.
     let carries = |b: &Builder, id: NodeId| {
         let node = b.g.node(id);
         relevant[id.0]
             && (node.ty.dtype.is_float() || matches!(node.op, Op::Scan(_)) || node.op.has_parts())
     };
     let mut adjoint: Vec<Option<NodeId>> = vec![None; n];
-    let seed_dtype = b.ty(cost).dtype;
-    adjoint[cost.0] = Some(b.float(1.0, seed_dtype));
+    // The adjoints of a scan's results, by output, gathered from its `ScanOutput` reads
+    // until the sweep reaches the scan node itself.
+    let mut scan_adjoints: HashMap<usize, Vec<Option<NodeId>>> = HashMap::new();
+    for &(s, g) in seeds {
+        accumulate(b, &mut adjoint[s.0], g);
+    }
     for i in (0..n).rev() {
         let id = NodeId(i);
-        let Some(gy) = adjoint[i] else { continue };
-        if !carries(&b, id) {
+        if !carries(b, id) {
             continue;
         }
+        let op = b.g.node(id).op.clone();
         let inputs = b.g.node(id).inputs.clone();
-        let want: Vec<bool> = inputs.iter().map(|&j| carries(&b, j)).collect();
+        if let Op::ScanOutput { index } = op {
+            if let Some(gy) = adjoint[i] {
+                let scan = inputs[0];
+                let n_outputs = match &b.g.node(scan).op {
+                    Op::Scan(s) => s.outputs.len(),
+                    _ => 0,
+                };
+                let mut slots = scan_adjoints
+                    .remove(&scan.0)
+                    .unwrap_or_else(|| vec![None; n_outputs]);
+                if let Some(slot) = slots.get_mut(index) {
+                    accumulate(b, slot, gy);
+                }
+                scan_adjoints.insert(scan.0, slots);
+            }
+            continue;
+        }
+        let want: Vec<bool> = inputs.iter().map(|&j| carries(b, j)).collect();
         if !want.iter().any(|&w| w) {
             continue;
         }
-        for (k, c) in rules::adjoints(&mut b, id, gy, &want).map_err(GradError::Message)? {
+        let contributions = if let Op::Scan(_) = op {
+            let Some(gs) = scan_adjoints.remove(&i) else {
+                continue;
+            };
+            scan::adjoints(b, id, &gs, &want)?
+        } else {
+            let Some(gy) = adjoint[i] else { continue };
+            rules::adjoints(b, id, gy, &want)?
+        };
+        for (k, c) in contributions {
             let j = inputs[k];
             if !want[k] {
                 continue;
@@ -102,26 +191,20 @@ pub fn reverse(
             if b.ty(c) != b.ty(j) {
                 // A rule's bug, reported rather than emitted as ill-typed code.
                 let what = format!("{:?}", b.g.node(id).op);
-                return Err(GradError::Message(msg::grad_internal(
-                    &what,
-                    b.ty(c),
-                    b.ty(j),
-                )));
+                return Err(msg::grad_internal(&what, b.ty(c), b.ty(j)).into());
             }
-            adjoint[j.0] = Some(match adjoint[j.0] {
-                None => c,
-                Some(a) => b.elem(ElemOp::Add, vec![a, c]),
-            });
+            accumulate(b, &mut adjoint[j.0], c);
         }
     }
-    Ok(wrt
-        .iter()
-        .map(|&w| match adjoint[w.0] {
-            Some(g) => g,
-            // Reached only through integer or bool values: a zero gradient.
-            None => b.zeros_like(w),
-        })
-        .collect())
+    Ok(wrt.iter().map(|&w| adjoint[w.0]).collect())
+}
+
+/// `slot` plus the contribution `c` (`c` itself when the slot is empty).
+fn accumulate(b: &mut Builder, slot: &mut Option<NodeId>, c: NodeId) {
+    *slot = Some(match *slot {
+        None => c,
+        Some(a) => b.elem(ElemOp::Add, vec![a, c]),
+    });
 }
 
 /// Appends typed nodes to the graph being differentiated.

@@ -315,9 +315,10 @@ pub(super) fn adjoints(
                 return Err(msg::grad_no_rule(op.name(), Some("a random draw")));
             }
         }
+        // The sweep gathers a scan's adjoints by output and hands them to `scan.rs`.
         Op::Scan(_) | Op::ScanOutput { .. } => {
             if want.iter().any(|&w| w) {
-                return Err(msg::grad_through_scan());
+                return Err(msg::grad_no_rule("a scan's result", None));
             }
         }
         // Made by rewrites, which run after `grad`: never seen here.

@@ -118,6 +118,9 @@ pub struct ScanOp {
     /// The loop runs at most this many steps: the outer graph reads only the first ones
     /// (set by save-mem). Counts and sequence lengths are checked as before the cap.
     pub max_steps: Option<usize>,
+    /// `truncate_gradient = k` (PyTensor's truncated BPTT): a gradient through the scan
+    /// backpropagates through its last k steps only. Read by `grad/` alone.
+    pub truncate_gradient: Option<usize>,
     pub step: Graph,
 }
 

@@ -325,6 +325,7 @@ impl Lowerer<'_> {
             lanes: false,
             unroll: call.unroll,
             max_steps: None,
+            truncate_gradient: call.truncate_gradient,
             step,
         };
         let label = call

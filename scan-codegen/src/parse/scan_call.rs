@@ -1,5 +1,6 @@
 //! `scan(step, sequences = [..], outputs_info = [..], non_sequences = [..], n_steps = k,
-//! go_backwards = true, strict = true, name = "..", unroll = 4)` and its views `map`, `reduce`, `foldl`,
+//! go_backwards = true, strict = true, name = "..", unroll = 4, truncate_gradient = k)` and
+//! its views `map`, `reduce`, `foldl`,
 //! `foldr`. Arguments after the step may also be positional, in PyTensor's order.
 
 use proc_macro2::Span;
@@ -15,11 +16,23 @@ fn keywords(kind: ScanKind) -> (&'static [&'static str], &'static [&'static str]
     match kind {
         ScanKind::Scan => (
             &["sequences", "outputs_info", "non_sequences", "n_steps"],
-            &["go_backwards", "strict", "name", "unroll"],
+            &[
+                "go_backwards",
+                "strict",
+                "name",
+                "unroll",
+                "truncate_gradient",
+            ],
         ),
         ScanKind::Map => (
             &["sequences", "non_sequences"],
-            &["go_backwards", "strict", "name", "unroll"],
+            &[
+                "go_backwards",
+                "strict",
+                "name",
+                "unroll",
+                "truncate_gradient",
+            ],
         ),
         ScanKind::Reduce => (
             &["sequences", "outputs_info", "non_sequences"],
@@ -125,6 +138,7 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
         strict: false,
         name: None,
         unroll: 1,
+        truncate_gradient: None,
         incomplete: false,
     };
     // Each keyword given, with its position when given positionally.
@@ -192,6 +206,10 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
                 seen.push(("unroll", at));
                 out.unroll = unroll_factor(value, diag).unwrap_or(1);
             }
+            "truncate_gradient" => {
+                seen.push(("truncate_gradient", at));
+                out.truncate_gradient = truncate_steps(value, diag).flatten();
+            }
             "name" => {
                 seen.push(("name", at));
                 match value {
@@ -238,6 +256,29 @@ fn unroll_factor(e: &syn::Expr, diag: &mut Diagnostics) -> Option<usize> {
             None
         }
     }
+}
+
+/// `truncate_gradient = k`: a positive integer literal, or PyTensor's `-1` (no truncation,
+/// `Some(None)`).
+fn truncate_steps(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Option<usize>> {
+    let k = match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<usize>().ok().filter(|&k| k > 0).map(Some),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) if matches!(&**expr, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "1") => {
+            Some(None)
+        }
+        _ => None,
+    };
+    if k.is_none() {
+        diag.error_spanned(e, msg::truncate_gradient(&super::label(e)));
+    }
+    k
 }
 
 fn bool_literal(key: &str, e: &syn::Expr, diag: &mut Diagnostics) -> Option<bool> {

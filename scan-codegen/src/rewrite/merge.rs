@@ -268,6 +268,8 @@ fn merged_op(oa: &ScanOp, ob: &ScanOp) -> ScanOp {
         lanes: false,
         unroll: oa.unroll,
         max_steps: oa.max_steps,
+        // Read by `grad/` only, which runs before the rewrites.
+        truncate_gradient: None,
         step,
     };
     debug_assert_eq!(

@@ -1,0 +1,554 @@
+//! The adjoint of a scan: backpropagation through time, as PyTensor's `Scan.L_op` builds
+//! it. The backward pass is itself a `Scan` node, built in IR, that walks the forward steps
+//! in reverse, so every rewrite, the emitter and the evaluator serve it unchanged.
+//!
+//! Every value the forward step `t` read is handed to the backward scan as an ordinary
+//! sequence indexed by `t` (tap 0, `T` rows, `T` the forward steps actually taken, the
+//! length of a trace): the rows each sequence tap read (views of the sequence, reversed for
+//! a loop going backwards), the rows each output tap read (the trace shifted by the tap,
+//! the initial state in front) and the adjoint of each output's trace that the cost gives.
+//! The backward scan goes backwards over them, so its iteration `i` is forward step
+//! `t = T - 1 - i`. Its step is a copy of the forward step (recomputing the step's
+//! intermediate values from the inputs it read) followed by that copy's reverse sweep
+//! (`super::sweep`), seeded with each output's adjoint at `t`: the cost's row plus, for a
+//! recurrent output, the adjoint carried from the later steps that read it through their
+//! taps. Carried (SITSOT outputs of the backward scan): for each float recurrent output of
+//! depth `d`, `d` adjoints, `c_j` the part of the adjoint of `y[t - j]` gathered from the
+//! steps done so far; and for each differentiated non-sequence, its adjoint summed over
+//! the steps. Each sequence tap's adjoint is a map (NITSOT) output, one row per step.
+//!
+//! The results: an initial state's adjoint is the carried adjoints after the last backward
+//! step (`c_d .. c_1` for the rows `init[0..d]`), a non-sequence's its sum, a sequence's the
+//! rows of each tap added into zeros where the tap read them. `truncate_gradient = k` runs
+//! the backward scan over the last `k` forward steps only (PyTensor's truncated BPTT).
+
+use super::{sweep, Builder};
+use crate::ir::{
+    DType, ElemOp, Graph, Node, NodeId, NonSequence, Op, Output, OutputKind, PathStep, ScanOp,
+    Sequence, Type,
+};
+use crate::messages as msg;
+
+/// How the forward loop walks its sequences.
+#[derive(Clone, Copy)]
+enum Direction {
+    Forwards,
+    Backwards,
+    /// `go_backwards = flag`: known at run time.
+    Flag(NodeId),
+}
+
+/// The contributions `(outer input position, node)` of the scan node `scan`, given the
+/// adjoints `gys` of its outputs' traces (`None` where the cost reads none), for the outer
+/// inputs `want` marks.
+pub(super) fn adjoints(
+    b: &mut Builder,
+    scan: NodeId,
+    gys: &[Option<NodeId>],
+    want: &[bool],
+) -> Result<Vec<(usize, NodeId)>, String> {
+    let node = b.g.node(scan).clone();
+    let Op::Scan(op) = &node.op else {
+        return Err(msg::grad_no_rule("a scan's result", None));
+    };
+    let op: &ScanOp = op;
+    let xs = &node.inputs;
+    if op.sequences.iter().any(|s| s.arange) {
+        // Made by push_out_seq, which runs after `grad`.
+        return Err(msg::grad_no_rule("a loop over its index", None));
+    }
+    let f = &op.step;
+    let direction = match op.backwards_flag_input() {
+        Some(k) => Direction::Flag(xs[k]),
+        None if op.go_backwards => Direction::Backwards,
+        None => Direction::Forwards,
+    };
+    let result_ty = |o: usize| f.ty(f.outputs[o]);
+    let traces: Vec<NodeId> = (0..op.outputs.len())
+        .map(|o| {
+            let t = result_ty(o);
+            b.add(
+                Op::ScanOutput { index: o },
+                vec![scan],
+                t.with_rank(t.rank + 1),
+            )
+        })
+        .collect();
+    // The steps taken, and those backpropagated through.
+    let Some(&first) = traces.first() else {
+        return Ok(Vec::new());
+    };
+    let steps = b.shape(first, 0);
+    // Each recurrent output with the position of its initial state among the outer inputs.
+    let recurrent: Vec<(usize, usize)> = op
+        .recurrent_outputs()
+        .filter_map(|(o, _)| op.init_input(o).map(|at| (o, at)))
+        .collect();
+    let m = match op.truncate_gradient {
+        Some(k) => {
+            let k = b.int(k as i64);
+            b.elem(ElemOp::Minimum, vec![steps, k])
+        }
+        None => steps,
+    };
+
+    // The backward scan's sequences: (outer array of T rows, row type, label).
+    let mut seqs: Vec<(NodeId, Type, String)> = Vec::new();
+    let mut gy_seq = vec![None; op.outputs.len()];
+    for (o, gy) in gys.iter().enumerate() {
+        if let Some(gy) = *gy {
+            gy_seq[o] = Some(seqs.len());
+            let label = format!("adjoint of {}", op.outputs[o].label);
+            seqs.push((gy, result_ty(o), label));
+        }
+    }
+    // The forward step's inputs, step by step: sequence taps, then output taps.
+    let first_tap_seq = seqs.len();
+    for (s, seq) in op.sequences.iter().enumerate() {
+        for (j, &k) in seq.taps.iter().enumerate() {
+            let range = sequence_rows(b, xs[s], seq, k, steps, steps, direction);
+            let rows = slice(b, xs[s], Some(range.start), range.end);
+            let window = in_step_order(b, rows, direction);
+            let ty = f.ty(f.inputs[op.first_sequence_tap_input(s) + j]);
+            seqs.push((window, ty, format!("{}[t{k:+}]", seq.label)));
+        }
+    }
+    for &(o, at) in &recurrent {
+        let (out, init) = (&op.outputs[o], xs[at]);
+        let d = out.depth();
+        let head = if out.kind() == OutputKind::Sitsot {
+            b.new_axis(init, 0)
+        } else {
+            let d = b.int(d);
+            slice(b, init, None, d)
+        };
+        let t = b.ty(head);
+        let history = b.add(Op::Concatenate { axis: 0 }, vec![head, traces[o]], t);
+        for (j, &k) in out.taps.iter().enumerate() {
+            let start = b.int(d + k);
+            let end = b.elem(ElemOp::Add, vec![start, steps]);
+            let rows = slice(b, history, Some(start), end);
+            let ty = f.ty(f.inputs[op.first_output_tap_input(o) + j]);
+            seqs.push((rows, ty, format!("{}[t{k:+}]", out.label)));
+        }
+    }
+    let n_inner_taps = op.first_non_sequence_step_input();
+    let first_ns = op.first_non_sequence_input();
+    let non_sequences: Vec<NodeId> = xs[first_ns..first_ns + op.non_sequences.len()].to_vec();
+
+    // The backward step: its inputs first, in the scan's order.
+    let mut g = Graph::default();
+    let span = b.span;
+    let label = b.label.clone();
+    let seq_inputs: Vec<NodeId> = seqs
+        .iter()
+        .map(|(_, ty, name)| g.add_input(name, *ty, span))
+        .collect();
+    // Carried adjoints: per float recurrent output, c_1 .. c_d; then the sums.
+    let float_out = |o: usize| result_ty(o).dtype.is_float();
+    let mut carries: Vec<(usize, usize, Vec<NodeId>)> = Vec::new();
+    for &(o, at) in &recurrent {
+        let out = &op.outputs[o];
+        if float_out(o) {
+            let c = (1..=out.depth())
+                .map(|j| {
+                    g.add_input(
+                        &format!("adjoint of {}[t-{j}]", out.label),
+                        result_ty(o),
+                        span,
+                    )
+                })
+                .collect();
+            carries.push((o, at, c));
+        }
+    }
+    let wanted_ns: Vec<usize> = (0..non_sequences.len())
+        .filter(|&n| want[first_ns + n])
+        .collect();
+    let sums: Vec<NodeId> = wanted_ns
+        .iter()
+        .map(|&n| {
+            let name = format!("adjoint of {}", op.non_sequences[n].label);
+            g.add_input(&name, b.ty(non_sequences[n]), span)
+        })
+        .collect();
+    let ns_inputs: Vec<NodeId> = op
+        .non_sequences
+        .iter()
+        .zip(&non_sequences)
+        .map(|(ns, &x)| g.add_input(&ns.label, b.ty(x), span))
+        .collect();
+    // The forward step copied, reading the backward step's inputs.
+    let mut map: Vec<NodeId> = Vec::with_capacity(f.nodes.len());
+    for fnode in &f.nodes {
+        let id = match &fnode.op {
+            Op::Input { index, .. } if *index < n_inner_taps => seq_inputs[first_tap_seq + index],
+            Op::Input { index, .. } => ns_inputs[index - n_inner_taps],
+            _ => g.add(Node {
+                inputs: fnode.inputs.iter().map(|i| map[i.0]).collect(),
+                ..fnode.clone()
+            }),
+        };
+        map.push(id);
+    }
+
+    let mut inner = Builder {
+        g: &mut g,
+        span,
+        label: label.clone(),
+    };
+    // Each output's adjoint at t: the cost's row plus the carried part.
+    let mut seeds = Vec::new();
+    for o in (0..op.outputs.len()).filter(|&o| float_out(o)) {
+        let carried = carries
+            .iter()
+            .find(|(p, _, _)| *p == o)
+            .map(|(_, _, c)| c[0]);
+        let from_cost = gy_seq[o].map(|k| seq_inputs[k]);
+        let seed = match (from_cost, carried) {
+            (Some(a), Some(c)) => inner.elem(ElemOp::Add, vec![a, c]),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => continue,
+        };
+        seeds.push((map[f.outputs[o].0], seed));
+    }
+    // Differentiated: the taps of the wanted sequences, every float output tap (the
+    // adjoint flows on through them), the wanted non-sequences.
+    let mut wrt: Vec<NodeId> = Vec::new();
+    let mut seq_wrt = Vec::new();
+    for (s, seq) in op.sequences.iter().enumerate() {
+        if want[s] {
+            for j in 0..seq.taps.len() {
+                seq_wrt.push((s, j, wrt.len()));
+                wrt.push(seq_inputs[first_tap_seq + op.first_sequence_tap_input(s) + j]);
+            }
+        }
+    }
+    let mut tap_wrt = Vec::new();
+    for (o, _, _) in &carries {
+        for j in 0..op.outputs[*o].taps.len() {
+            tap_wrt.push(wrt.len());
+            wrt.push(map[f.inputs[op.first_output_tap_input(*o) + j].0]);
+        }
+    }
+    let first_ns_wrt = wrt.len();
+    wrt.extend(wanted_ns.iter().map(|&n| ns_inputs[n]));
+    let grads = sweep(&mut inner, &seeds, &wrt, false)
+        .map_err(|e| msg::grad_in_scan_step(&e.message(), &node.label))?;
+
+    // The backward step's results: the carried adjoints, the sums, the sequences' rows.
+    let mut results: Vec<NodeId> = Vec::new();
+    let mut outputs: Vec<Output> = Vec::new();
+    let carry_output = |label: String| Output {
+        taps: vec![-1],
+        keep: None,
+        total: false,
+        label,
+        span,
+    };
+    let mut tap_grads = tap_wrt.iter().map(|&w| grads[w]);
+    for (o, _, c) in &carries {
+        let out = &op.outputs[*o];
+        let by_tap: Vec<(i64, Option<NodeId>)> = out
+            .taps
+            .iter()
+            .map(|&k| (k, tap_grads.next().flatten()))
+            .collect();
+        let d = c.len();
+        for j in 1..=d {
+            // Read at step t, c[j] (c_{j+1}) holds the later steps' part of the adjoint of
+            // y[t - j]; after step t, c_j holds it, with step t's own through tap -j.
+            let from_tap = by_tap
+                .iter()
+                .find(|(k, _)| *k == -(j as i64))
+                .and_then(|(_, g)| *g);
+            let older = (j < d).then(|| c[j]);
+            let v = match (older, from_tap) {
+                (Some(a), Some(g)) => inner.elem(ElemOp::Add, vec![a, g]),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => inner.zeros_like(c[j - 1]),
+            };
+            results.push(v);
+            outputs.push(carry_output(format!("adjoint of {}[t-{j}]", out.label)));
+        }
+    }
+    for (i, (n, &acc)) in wanted_ns.iter().zip(&sums).enumerate() {
+        let v = match grads[first_ns_wrt + i] {
+            Some(gn) => inner.elem(ElemOp::Add, vec![acc, gn]),
+            None => acc,
+        };
+        results.push(v);
+        outputs.push(carry_output(format!(
+            "adjoint of {}",
+            op.non_sequences[*n].label
+        )));
+    }
+    let mut seq_rows = Vec::new();
+    for &(s, j, w) in &seq_wrt {
+        if let Some(gs) = grads[w] {
+            seq_rows.push((s, j, outputs.len()));
+            results.push(gs);
+            outputs.push(Output {
+                taps: vec![],
+                keep: None,
+                total: false,
+                label: format!("adjoint of {}", op.sequences[s].label),
+                span,
+            });
+        }
+    }
+    g.outputs = results;
+
+    // The backward scan's outer inputs: sequences, initial carries, non-sequences, steps.
+    let mut outer: Vec<NodeId> = seqs.iter().map(|(x, _, _)| *x).collect();
+    let mut zero_rows = Vec::new();
+    for (o, at, c) in &carries {
+        let init = xs[*at];
+        let zero = if op.outputs[*o].kind() == OutputKind::Sitsot {
+            b.zeros_like(init)
+        } else {
+            let first = b.int(0);
+            let row = b.subtensor(init, vec![PathStep::Index], vec![first]);
+            b.zeros_like(row)
+        };
+        if b.ty(zero) != result_ty(*o) {
+            return Err(msg::grad_internal("scan", b.ty(zero), result_ty(*o)));
+        }
+        for _ in c {
+            outer.push(zero);
+        }
+        zero_rows.push(zero);
+    }
+    let zero_sums: Vec<NodeId> = wanted_ns
+        .iter()
+        .map(|&n| b.zeros_like(non_sequences[n]))
+        .collect();
+    outer.extend(&zero_sums);
+    outer.extend(&non_sequences);
+    outer.push(m);
+    let backward = ScanOp {
+        name: op.name.as_ref().map(|n| format!("adjoint of {n}")),
+        sequences: seqs
+            .iter()
+            .map(|(_, _, label)| Sequence {
+                taps: vec![0],
+                arange: false,
+                label: label.clone(),
+                span,
+            })
+            .collect(),
+        outputs,
+        non_sequences: op
+            .non_sequences
+            .iter()
+            .map(|ns| NonSequence {
+                label: ns.label.clone(),
+                implicit: false,
+            })
+            .collect(),
+        has_n_steps: true,
+        go_backwards: true,
+        backwards_flag: false,
+        has_until: false,
+        interchange: false,
+        lanes: false,
+        unroll: 1,
+        max_steps: None,
+        truncate_gradient: None,
+        step: g,
+    };
+    let out_types: Vec<Type> = backward
+        .step
+        .outputs
+        .iter()
+        .map(|&r| backward.step.ty(r))
+        .collect();
+    let bscan = b.add(
+        Op::Scan(Box::new(backward)),
+        outer,
+        Type::scalar(DType::Bool),
+    );
+    let btrace = |b: &mut Builder, k: usize| {
+        let t = out_types[k];
+        b.add(
+            Op::ScanOutput { index: k },
+            vec![bscan],
+            t.with_rank(t.rank + 1),
+        )
+    };
+
+    // The adjoints of the forward scan's outer inputs.
+    let mut out = Vec::new();
+    let mut k = 0;
+    for ((o, at, c), &zero) in carries.iter().zip(&zero_rows) {
+        let finals: Vec<NodeId> = (0..c.len())
+            .map(|j| {
+                let trace = btrace(b, k + j);
+                last_or(b, zero, trace)
+            })
+            .collect();
+        k += c.len();
+        if !want[*at] {
+            continue;
+        }
+        let init = xs[*at];
+        let g = if op.outputs[*o].kind() == OutputKind::Sitsot {
+            finals[0]
+        } else {
+            // init[0] is y[-d], the row whose adjoint is c_d.
+            let rows: Vec<NodeId> = finals.iter().rev().copied().collect();
+            let t = b.ty(init);
+            let stacked = b.add(Op::Stack { axis: 0 }, rows, t);
+            let zeros = b.zeros_like(init);
+            let d = b.int(c.len() as i64);
+            let path = vec![PathStep::Slice {
+                start: false,
+                end: true,
+            }];
+            b.add(
+                Op::SetSubtensor { path, inc: false },
+                vec![zeros, stacked, d],
+                t,
+            )
+        };
+        out.push((*at, g));
+    }
+    for (&n, &zero) in wanted_ns.iter().zip(&zero_sums) {
+        let trace = btrace(b, k);
+        k += 1;
+        out.push((first_ns + n, last_or(b, zero, trace)));
+    }
+    let mut by_seq: Vec<Option<NodeId>> = vec![None; op.sequences.len()];
+    for &(s, j, index) in &seq_rows {
+        let seq = &op.sequences[s];
+        let trace = btrace(b, index);
+        // Row i of the trace is step T-1-i: reversed for a forward loop, its rows come in
+        // the sequence's order either way.
+        let reversed = match direction {
+            Direction::Forwards => Direction::Backwards,
+            Direction::Backwards => Direction::Forwards,
+            Direction::Flag(flag) => {
+                let t = b.ty(flag);
+                Direction::Flag(b.add(Op::Elemwise(ElemOp::Not), vec![flag], t))
+            }
+        };
+        let mut rows = in_step_order(b, trace, reversed);
+        let t = b.ty(rows);
+        if t.rank > 1 {
+            // With no step, a map output's rows have every axis 0 (PyTensor's shape):
+            // reshaped to the sequence's rows, so that adding no row is no error.
+            let mut dims = vec![rows, b.int(-1)];
+            dims.extend((1..t.rank).map(|k| b.shape(xs[s], k)));
+            rows = b.add(Op::Reshape, dims, t);
+        }
+        let range = sequence_rows(b, xs[s], seq, seq.taps[j], steps, m, direction);
+        let acc = match by_seq[s] {
+            Some(acc) => acc,
+            None => b.zeros_like(xs[s]),
+        };
+        let t = b.ty(acc);
+        let path = vec![PathStep::Slice {
+            start: true,
+            end: true,
+        }];
+        by_seq[s] = Some(b.add(
+            Op::SetSubtensor { path, inc: true },
+            vec![acc, rows, range.start, range.end],
+            t,
+        ));
+    }
+    for (s, g) in by_seq.into_iter().enumerate() {
+        if let Some(g) = g {
+            out.push((s, g));
+        }
+    }
+    Ok(out)
+}
+
+/// A range `start..end` of a sequence's rows.
+struct Rows {
+    start: NodeId,
+    end: NodeId,
+}
+
+/// The rows of `x` that tap `k` of `seq` read over the last `m` of `steps` forward steps
+/// (`m = steps` for all of them), as a range in the sequence's order: going forwards, step
+/// t reads row `t + past + k`; going backwards, `L - span - 1 - t + past + k`.
+fn sequence_rows(
+    b: &mut Builder,
+    x: NodeId,
+    seq: &Sequence,
+    k: i64,
+    steps: NodeId,
+    m: NodeId,
+    direction: Direction,
+) -> Rows {
+    let offset = b.int(seq.past() + k);
+    let forwards = |b: &mut Builder| {
+        // The first of the last m steps is T - m.
+        let skipped = b.elem(ElemOp::Sub, vec![steps, m]);
+        b.elem(ElemOp::Add, vec![offset, skipped])
+    };
+    let backwards = |b: &mut Builder| {
+        // The last step read the lowest row: L - span - T + past + k.
+        let len = b.shape(x, 0);
+        let span = b.int(seq.span());
+        let room = b.elem(ElemOp::Sub, vec![len, span]);
+        let first = b.elem(ElemOp::Sub, vec![room, steps]);
+        b.elem(ElemOp::Add, vec![first, offset])
+    };
+    let start = match direction {
+        Direction::Forwards => forwards(b),
+        Direction::Backwards => backwards(b),
+        Direction::Flag(flag) => {
+            let (back, fwd) = (backwards(b), forwards(b));
+            b.elem(ElemOp::Where, vec![flag, back, fwd])
+        }
+    };
+    let end = b.elem(ElemOp::Add, vec![start, m]);
+    Rows { start, end }
+}
+
+/// Rows of a sequence read one per step, put in step order: reversed when the loop went
+/// backwards (a view).
+fn in_step_order(b: &mut Builder, x: NodeId, direction: Direction) -> NodeId {
+    match direction {
+        Direction::Forwards => x,
+        Direction::Backwards => b.flip(x, 0),
+        Direction::Flag(flag) => {
+            let (minus, plus) = (b.int(-1), b.int(1));
+            let step = b.elem(ElemOp::Where, vec![flag, minus, plus]);
+            let path = vec![PathStep::Stepped {
+                start: false,
+                end: false,
+            }];
+            b.subtensor(x, path, vec![step])
+        }
+    }
+}
+
+/// `x[start..end]` (`x[..end]` without a start), a view.
+fn slice(b: &mut Builder, x: NodeId, start: Option<NodeId>, end: NodeId) -> NodeId {
+    let path = vec![PathStep::Slice {
+        start: start.is_some(),
+        end: true,
+    }];
+    let operands = start.into_iter().chain([end]).collect();
+    b.subtensor(x, path, operands)
+}
+
+/// The last row of `trace`, or `first` when it has none (no step was taken):
+/// `concatenate([first[None], trace[-1..]])[-1]`, which save-mem shrinks the trace for.
+fn last_or(b: &mut Builder, first: NodeId, trace: NodeId) -> NodeId {
+    let head = b.new_axis(first, 0);
+    let minus_one = b.int(-1);
+    let path = vec![PathStep::Slice {
+        start: true,
+        end: false,
+    }];
+    let tail = b.subtensor(trace, path, vec![minus_one]);
+    let t = b.ty(trace);
+    let both = b.add(Op::Concatenate { axis: 0 }, vec![head, tail], t);
+    let minus_one = b.int(-1);
+    b.subtensor(both, vec![PathStep::Index], vec![minus_one])
+}
