@@ -135,6 +135,16 @@ mod programs {
             Ok(hs)
         }
 
+        /// The gradient of an RNN's summed states with respect to its weights and inputs:
+        /// the forward loop, then the backward one (grad/scan.rs), each reusing its step's
+        /// buffers.
+        #[allow(clippy::type_complexity)]
+        pub fn rnn_grad(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+            let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u]);
+            let (gw, gu, gx) = grad(sum(hs), [w, u, x]);
+            Ok((gw, gu, gx))
+        }
+
         /// A batch RNN: matrix·matrix products in the step (h is [B, H]).
         pub fn batch_rnn(x: ArrayView3<f32>, h0: ArrayView2<f32>, w: ArrayView2<f32>, u: ArrayView2<f32>) -> Result<Array3<f32>> {
             let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u]);
@@ -307,6 +317,25 @@ fn matrix_vector_rnn_step() {
             let hs = programs::rnn(x.view(), h0.view(), w.view(), u.view()).unwrap();
             assert_eq!(hs.dim(), (n, n_h));
             hs
+        }
+    });
+}
+
+/// Backpropagation through time allocates per call, not per step: the backward scan's
+/// step keeps its buffers from step to step as the forward one does.
+#[test]
+fn a_gradient_through_a_scan() {
+    let (n_in, n_h) = (3, 4);
+    let h0 = Array1::zeros(n_h);
+    let w = matrix(n_h, n_h, 2) * 0.5;
+    let u = matrix(n_in, n_h, 3);
+    assert_allocations_independent_of_steps("rnn_grad", |n| {
+        let x = matrix(n, n_in, 4);
+        let (h0, w, u) = (h0.clone(), w.clone(), u.clone());
+        move || {
+            let g = programs::rnn_grad(x.view(), h0.view(), w.view(), u.view()).unwrap();
+            assert_eq!(g.2.dim(), (n, n_in));
+            g
         }
     });
 }
