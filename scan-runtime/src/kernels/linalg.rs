@@ -2,8 +2,11 @@
 //! `solve_triangular`, `inv`, `det`, `slogdet`, `eigh`, `qr` in its three modes, `svd`
 //! with and without vectors), on faer's factorisations.
 //!
-//! Every kernel copies its matrix into a [`Linalg`] workspace (column-major, the layout
-//! faer's factorisations prefer), factorises there, and writes its result into the
+//! `cholesky` factors in its result buffer, and `cho_solve` and `solve_triangular` solve
+//! in theirs (the right-hand sides copied in), reading a factor that is contiguous in
+//! either order in place: on a 4 x 4 matrix the copies cost as much as the factorisation.
+//! The other kernels copy their matrix into a [`Linalg`] workspace (column-major, the
+//! layout faer's factorisations prefer), factorise there, and write their result into the
 //! caller's buffer. The workspace is declared by generated code before the loop and kept
 //! from step to step, so after the first step of a loop whose shapes stay the same nothing
 //! is allocated: the copies, the permutations and faer's scratch memory (`MemStack`) all
