@@ -92,6 +92,20 @@ def elman(x, w_in, w, b):
     return ready(elman, x, w_in, w, b)
 
 
+def elman_grad(x, w_in, w, b):
+    def loss(w_in, w, b, x):
+        def step(h_tm1, x_t):
+            h_t = jnp.tanh(x_t @ w_in + h_tm1 @ w + b)
+            return h_t, h_t
+
+        h0 = jnp.zeros((x.shape[1], w.shape[0]), x.dtype)
+        _, h = lax.scan(step, h0, x)
+        return jnp.sum(h)
+
+    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    return ready(lambda x, w_in, w, b: grads(w_in, w, b, x), x, w_in, w, b)
+
+
 def lstm(x, w_x, w_h, b):
     @jax.jit
     def lstm(x, w_x, w_h, b):

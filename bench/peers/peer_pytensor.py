@@ -97,6 +97,25 @@ def elman(mode, x, w_in, w, b):
     return lambda: f(x, w_in, w, b)
 
 
+def elman_grad(mode, x, w_in, w, b):
+    # pytensor.grad through the scan: the gradients of the sum of every h_t.
+    X = pt.tensor3("x", dtype="float32")
+    W_in = pt.matrix("W_in", dtype="float32")
+    W = pt.matrix("W", dtype="float32")
+    B = pt.vector("b", dtype="float32")
+    h0 = pt.zeros((X.shape[1], W.shape[0]), dtype="float32")
+    h = pytensor.scan(
+        fn=lambda x_t, h_tm1, W_in, W, b: pt.tanh(x_t @ W_in + h_tm1 @ W + b),
+        sequences=X,
+        outputs_info=h0,
+        non_sequences=[W_in, W, B],
+        return_updates=False,
+    )
+    grads = pytensor.grad(h.sum(), [W_in, W, B])
+    f = compile_([X, W_in, W, B], grads, mode)
+    return lambda: f(x, w_in, w, b)
+
+
 def lstm(mode, x, w_x, w_h, b):
     hidden = w_h.shape[0]
     X = pt.tensor3("x", dtype="float32")

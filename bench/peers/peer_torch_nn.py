@@ -1,5 +1,6 @@
 """PyTorch, impl=torch_nn: the two cases PyTorch has a module for, torch.nn.RNN (elman,
-tanh) and torch.nn.LSTM (lstm), loaded with SPEC's weights, under torch.no_grad().
+tanh) and torch.nn.LSTM (lstm), loaded with SPEC's weights, under torch.no_grad(); and
+elman_grad, torch.nn.RNN's forward and backward (autograd) for the weights' gradients.
 
 PyTorch keeps weights as [out, in] (it computes x @ W_ih^T), so W_in / W_x / W are stored
 transposed; its LSTM gate order along 4H is i, f, g, o, as SPEC's. It adds two biases
@@ -30,6 +31,23 @@ def elman(x, w_in, w, b):
     rnn = load(torch.nn.RNN(i, hidden, nonlinearity="tanh", bias=True), w_in, w, b)
     x, h0 = torch.from_numpy(x), torch.zeros(1, batch, hidden)
     return lambda: rnn(x, h0)[0]
+
+
+def elman_grad(x, w_in, w, b):
+    # The gradients of the sum of every h_t by autograd (torch.nn.RNN's backward), with
+    # respect to the weights as SPEC stores them: W_ih^T, W_hh^T, b_ih.
+    (_, batch, i), hidden = x.shape, w.shape[0]
+    rnn = load(torch.nn.RNN(i, hidden, nonlinearity="tanh", bias=True), w_in, w, b)
+    x, h0 = torch.from_numpy(x), torch.zeros(1, batch, hidden)
+    params = [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0]
+
+    def call():
+        with torch.enable_grad():
+            loss = rnn(x, h0)[0].sum()
+            g_ih, g_hh, g_b = torch.autograd.grad(loss, params)
+        return g_ih.T, g_hh.T, g_b
+
+    return call
 
 
 def lstm(x, w_x, w_h, b):

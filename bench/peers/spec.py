@@ -23,11 +23,12 @@ CASES = [
     "until_newton",
     "kalman",
     "kalman16",
+    "elman_grad",
 ]
 
 # SPEC: checksums agree to a relative 1e-4 for f32 cases, 1e-9 for f64 (and i64) ones.
 TOLERANCE = {case: 1e-9 for case in CASES}
-TOLERANCE.update(polynomial=1e-4, elman=1e-4, lstm=1e-4)
+TOLERANCE.update(polynomial=1e-4, elman=1e-4, lstm=1e-4, elman_grad=1e-4)
 
 
 def gen(shape, seed, scale):
@@ -63,7 +64,9 @@ def inputs(case, quick):
         n = s(1_000_000, 100, 10)
         # x is float32 (PyTensor's floatX = float32 style); the powers are carried in f64.
         return dict(c=gen_f32([n], 3, 1.0), x=np.float32(0.999999))
-    if case == "elman":
+    if case in ("elman", "elman_grad"):
+        # elman_grad: the same inputs; the outputs are the gradients of the sum of every
+        # h_t with respect to w_in, w and b.
         t, b, i, h = s(256, 32, 4), s(32, 8, 4), s(256, 8, 8), s(512, 8, 8)
         return dict(
             x=gen_f32((t, b, i), 4, 1.0),

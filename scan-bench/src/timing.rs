@@ -57,6 +57,12 @@ impl<A: Checksum, B: Checksum> Checksum for (A, B) {
     }
 }
 
+impl<A: Checksum, B: Checksum, C: Checksum> Checksum for (A, B, C) {
+    fn checksum(&self) -> f64 {
+        self.0.checksum() + self.1.checksum() + self.2.checksum()
+    }
+}
+
 type Call<'a> = Box<dyn FnMut() -> Result<Box<dyn Checksum>, String> + 'a>;
 
 /// One implementation of a case: a name (`impl=`) and a call computing the case's outputs.

@@ -21,8 +21,6 @@ macro_rules! scan_twice {
 
 mod cumsum_all;
 mod elman;
-// Issue 10's baseline: no case runs it until the scan! side (gradients through scan) lands.
-#[allow(dead_code)]
 mod elman_grad;
 mod kalman;
 mod linrec2;
@@ -48,4 +46,5 @@ pub const ALL: &[(&str, Case)] = &[
     ("until_newton", until_newton::run),
     ("kalman", kalman::kalman4),
     ("kalman16", kalman::kalman16),
+    ("elman_grad", elman_grad::run),
 ];
