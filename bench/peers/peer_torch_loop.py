@@ -88,6 +88,24 @@ def elman(x, w_in, w, b):
     return call
 
 
+def elman_grad(x, w_in, w, b):
+    # Autograd over the Python loop: the gradients of the sum of every h_t.
+    x = torch.from_numpy(x)
+    params = [torch.from_numpy(a).requires_grad_() for a in (w_in, w, b)]
+
+    def call():
+        w_in, w, b = params
+        with torch.enable_grad():
+            h = torch.zeros(x.shape[1], w.shape[0])
+            loss = 0.0
+            for t in range(x.shape[0]):
+                h = torch.tanh(x[t] @ w_in + h @ w + b)
+                loss = loss + h.sum()
+            return torch.autograd.grad(loss, params)
+
+    return call
+
+
 def lstm(x, w_x, w_h, b):
     x, w_x, w_h, b = map(torch.from_numpy, (x, w_x, w_h, b))
 
