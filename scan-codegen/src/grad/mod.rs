@@ -295,8 +295,43 @@ impl Builder<'_> {
         )
     }
 
-    /// The length of x's axis `axis`, an i64 scalar.
+    /// The length of x's axis `axis`, an i64 scalar: read off x's operands where x is a
+    /// product or an elementwise result, so that an adjoint needing only x's shape does not
+    /// keep x (a recomputed product in a backward step) alive.
     fn shape(&mut self, x: NodeId, axis: usize) -> NodeId {
+        let node = self.g.node(x).clone();
+        match (&node.op, &node.inputs[..]) {
+            (Op::Dot, &[a, b]) => match (self.ty(a).rank, self.ty(b).rank, axis) {
+                (2, 2, 0) | (2, 1, 0) => return self.shape(a, 0),
+                (2, 2, 1) | (1, 2, 0) => return self.shape(b, 1),
+                _ => {}
+            },
+            (Op::Elemwise(_) | Op::Cast, inputs) => {
+                // numpy's broadcast of the operands' lengths on this axis (trailing axes
+                // aligned): a length of 1 gives way to the other.
+                let rank = node.ty.rank;
+                let mut length: Option<NodeId> = None;
+                for &i in inputs {
+                    let r = self.ty(i).rank;
+                    if r == 0 || r + axis < rank {
+                        continue;
+                    }
+                    let l = self.shape(i, axis + r - rank);
+                    length = Some(match length {
+                        None => l,
+                        Some(m) => {
+                            let one = self.int(1);
+                            let is_one = self.elem(ElemOp::Eq, vec![m, one]);
+                            self.elem(ElemOp::Where, vec![is_one, l, m])
+                        }
+                    });
+                }
+                if let Some(l) = length {
+                    return l;
+                }
+            }
+            _ => {}
+        }
         self.add(Op::Shape { axis }, vec![x], Type::scalar(DType::I64))
     }
 
@@ -324,6 +359,15 @@ impl Builder<'_> {
         if t.rank == 0 {
             return self.sum_all(g);
         }
+        // Only like's shape is read: a computed value is replaced by a view of its shape
+        // (zeros broadcast), so that its computation is not kept for it.
+        let like = if matches!(self.g.node(like).op, Op::Dot | Op::Elemwise(_) | Op::Cast) {
+            let mut inputs = vec![self.float(0.0, t.dtype)];
+            inputs.extend(self.shapes(like));
+            self.add(Op::BroadcastTo, inputs, t)
+        } else {
+            like
+        };
         self.add(Op::Unbroadcast, vec![g, like], t)
     }
 

@@ -9,7 +9,8 @@
 //! the initial state in front) and the adjoint of each output's trace that the cost gives.
 //! The backward scan goes backwards over them, so its iteration `i` is forward step
 //! `t = T - 1 - i`. Its step is a copy of the forward step (recomputing the step's
-//! intermediate values from the inputs it read) followed by that copy's reverse sweep
+//! intermediate values from the inputs it read; its results are read back from their
+//! traces, so work that only made them dies) followed by that copy's reverse sweep
 //! (`super::sweep`), seeded with each output's adjoint at `t`: the cost's row plus, for a
 //! recurrent output, the adjoint carried from the later steps that read it through their
 //! taps. Carried (SITSOT outputs of the backward scan): for each float recurrent output of
@@ -130,6 +131,17 @@ pub(super) fn adjoints(
             let rows = slice(b, history, Some(start), end);
             let ty = f.ty(f.inputs[op.first_output_tap_input(o) + j]);
             seqs.push((rows, ty, format!("{}[t{k:+}]", out.label)));
+        }
+    }
+    // Each computed step result, as forward step t left it in its trace: the adjoints read
+    // those values (tanh's is 1 - y^2) from here rather than computing them again, so the
+    // copied forward work that only made them dies (an Elman step's two products).
+    let mut result_seq = vec![None; op.outputs.len()];
+    for (o, &trace) in traces.iter().enumerate() {
+        let computed = !matches!(f.node(f.outputs[o]).op, Op::Input { .. });
+        if computed && result_ty(o).dtype.is_float() {
+            result_seq[o] = Some(seqs.len());
+            seqs.push((trace, result_ty(o), format!("{}[t]", op.outputs[o].label)));
         }
     }
     let n_inner_taps = op.first_non_sequence_step_input();
@@ -295,6 +307,12 @@ pub(super) fn adjoints(
                 label: format!("adjoint of {}", op.sequences[s].label),
                 span,
             });
+        }
+    }
+    // The forward step's results read back from their traces (above).
+    for (o, k) in result_seq.iter().enumerate() {
+        if let Some(k) = *k {
+            g.replace_uses(map[f.outputs[o].0], seq_inputs[k]);
         }
     }
     g.outputs = results;
