@@ -498,9 +498,9 @@ pub fn emit(
         }));
     }
 
-    // Products of a step value by a non-sequence matrix (an RNN's recurrent weights): the
-    // matrix is packed once, before the loop (`kernels::PackedMatrix`), not by every
-    // step's product.
+    // Products of a step value by a non-sequence matrix (an RNN's recurrent weights) or its
+    // transpose: the matrix is packed once, before the loop (`kernels::PackedMatrix`), not
+    // by every step's product.
     let mut packed = std::collections::HashMap::new();
     for id in op.step.live_nodes() {
         let node = op.step.node(id);
@@ -508,7 +508,12 @@ pub fn emit(
         else {
             continue;
         };
-        let Op::Input { index, .. } = op.step.node(*w).op else {
+        // The matrix is a non-sequence, or its transpose (a backward step's `dz . W^T`).
+        let (source, transposed) = match (&op.step.node(*w).op, &op.step.node(*w).inputs[..]) {
+            (Op::Transpose, [x]) => (*x, true),
+            _ => (*w, false),
+        };
+        let Op::Input { index, .. } = op.step.node(source).op else {
             continue;
         };
         if index < ns_inputs
@@ -519,6 +524,11 @@ pub fn emit(
             continue;
         }
         let matrix = args[first_ns + index - ns_inputs].view();
+        let matrix = if transposed {
+            quote!(#matrix.reversed_axes())
+        } else {
+            matrix
+        };
         let p = format_ident!("{}packed{}", prefix, id.0);
         // Declared with the buffers (a nested loop packs into the same memory each time).
         let t = super::scalar_type(node.ty.dtype);

@@ -967,6 +967,30 @@ mod tests {
         assert!(PackedMatrix::<f32>::new(big.mapv(|x| x as f32).view()).packed);
     }
 
+    /// A transposed matrix (a backward step's `dz . W^T`, packed from `W.t()`): the same
+    /// products as the transpose made contiguous.
+    #[test]
+    fn a_transposed_matrix_packs_as_its_transpose() {
+        let (a, w) = (matrix(32, 96, 5), matrix(80, 96, 6));
+        let wt = w.t();
+        let want = reference(&a, &wt.to_owned());
+        for isa in isas() {
+            let mut p = PackedMatrix::<f64>::for_isa(wt, isa, true);
+            let mut out = Array2::<f64>::zeros((0, 0));
+            p.dot_mm(&mut out, a.view(), wt, "dz . W^T").unwrap();
+            assert_eq!(out, want, "{isa:?}");
+        }
+        // Large enough to be packed by `new`, as the generated code does.
+        let big = matrix(256, 256, 7);
+        let mut p = PackedMatrix::<f64>::new(big.t());
+        assert!(p.packed);
+        let mut out = Array2::<f64>::zeros((0, 0));
+        let full = matrix(8, 256, 8);
+        p.dot_mm(&mut out, full.view(), big.t(), "dz . W^T")
+            .unwrap();
+        assert_eq!(out, reference(&full, &big.t().to_owned()));
+    }
+
     #[test]
     fn strided_operands_and_destinations() {
         let (a, w) = (matrix(10, 12, 3), matrix(24, 9, 4));
