@@ -19,7 +19,7 @@
 
 use ndarray::{
     Array, Array1, Array2, Array3, ArrayView, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut,
-    ArrayViewMut1, ArrayViewMut2, Axis, Dimension, Ix1, Ix2, Ix3, Zip,
+    ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, Axis, Dimension, Ix1, Ix2, Ix3, Zip,
 };
 
 use crate::element::Number;
@@ -233,12 +233,21 @@ pub(crate) fn accumulate<T: Number, Dc: Dimension>(
             shapes: vec![c.shape().to_vec(), out.shape().to_vec()],
         });
     };
+    copy_addend(&mut out, c);
+    T::gemm_add(out, a, b, subtract, what)
+}
+
+/// `out = c`, `c` already broadcast to `out`'s shape: the addend of a dot-add, copied before
+/// the product is added to it.
+pub(crate) fn copy_addend<T: Copy, D: Dimension>(
+    out: &mut ArrayViewMut<'_, T, D>,
+    c: ArrayView<'_, T, D>,
+) {
     match (out.as_slice_mut(), c.as_slice()) {
         // `assign` goes element by element: as much as a small product costs.
         (Some(o), Some(c)) if o.len() == c.len() => o.copy_from_slice(c),
         _ => out.assign(&c),
     }
-    T::gemm_add(out, a, b, subtract, what)
 }
 
 /// `out = c ± product` elementwise with broadcasting: the sum when it is larger than the
@@ -273,6 +282,19 @@ pub fn dot_stack_m<T: Number>(
         return Err(dot_error(what, a.shape(), b.shape()));
     }
     try_ensure_shape(what, out, Ix3(t, m, n))?;
+    stack_product(out.view_mut(), a, b, what)
+}
+
+/// `out[i] = a[i] · b` for a stack `a` `(t, m, k)`, `out` `(t, m, n)` (shapes checked by
+/// the caller): one `(t*m, k) · (k, n)` product when the stack's matrices merge into one
+/// (contiguous `a` and `out`), else one product per matrix.
+fn stack_product<T: Number>(
+    mut out: ArrayViewMut3<'_, T>,
+    a: ArrayView3<'_, T>,
+    b: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    let ((t, m, k), n) = (a.dim(), b.ncols());
     if a.is_standard_layout() {
         if let (Ok(a2), Ok(o2)) = (
             a.into_shape_with_order((t * m, k)),
@@ -335,19 +357,12 @@ pub fn project_chunk<T: Number>(
     let rows = end.saturating_sub(start);
     try_ensure_shape(what, out, Ix3(chunk, m, n))?;
     let a = a.slice_axis(Axis(0), ndarray::Slice::from(start.min(end)..end));
-    let mut out = out.slice_axis_mut(Axis(0), ndarray::Slice::from(0..rows));
-    if a.is_standard_layout() {
-        if let (Ok(a2), Ok(o2)) = (
-            a.into_shape_with_order((rows * m, k)),
-            out.view_mut().into_shape_with_order((rows * m, n)),
-        ) {
-            return T::gemm(o2, a2, b, what);
-        }
-    }
-    for (o, a_t) in out.outer_iter_mut().zip(a.outer_iter()) {
-        T::gemm(o, a_t, b, what)?;
-    }
-    Ok(())
+    stack_product(
+        out.slice_axis_mut(Axis(0), ndarray::Slice::from(0..rows)),
+        a,
+        b,
+        what,
+    )
 }
 
 /// `out = a · b` for a stack of matrices `a` of shape `(t, m, k)` and a vector `b` of
@@ -364,19 +379,9 @@ pub fn dot_stack_v<T: Number>(
         return Err(dot_error(what, a.shape(), b.shape()));
     }
     try_ensure_shape(what, out, Ix2(t, m))?;
-    let b = b.insert_axis(Axis(1));
-    if a.is_standard_layout() {
-        if let (Ok(a2), Ok(o2)) = (
-            a.into_shape_with_order((t * m, k)),
-            out.view_mut().into_shape_with_order((t * m, 1)),
-        ) {
-            return T::gemm(o2, a2, b, what);
-        }
-    }
-    for (o, a_t) in out.outer_iter_mut().zip(a.outer_iter()) {
-        T::gemm(o.insert_axis(Axis(1)), a_t, b, what)?;
-    }
-    Ok(())
+    // Each matrix by b as a one-column matrix.
+    let out = out.view_mut().insert_axis(Axis(2));
+    stack_product(out, a, b.insert_axis(Axis(1)), what)
 }
 
 /// `out = a @ b` (numpy's `matmul`) for stacks of matrices `a` of shape `(na, m, k)` and

@@ -530,14 +530,15 @@ macro_rules! packed_impl {
                 what: &str,
             ) -> Result<()> {
                 let (m, k) = a.dim();
-                let fits = c.broadcast(Ix2(m, self.n)).is_some();
-                if subtract || !fits || !self.packed || w.dim() != (self.k, self.n) || k != self.k {
+                let cv = c.view();
+                let Some(addend) = cv.broadcast(Ix2(m, self.n)) else {
+                    return super::dot::dot_add_mm(out, c, a, w, subtract, what);
+                };
+                if subtract || !self.packed || w.dim() != (self.k, self.n) || k != self.k {
                     return super::dot::dot_add_mm(out, c, a, w, subtract, what);
                 }
                 let mut out = out.prepare(Ix2(m, self.n), what)?;
-                if let Some(c) = c.broadcast(Ix2(m, self.n)) {
-                    out.assign(&c);
-                }
+                super::dot::copy_addend(&mut out, addend);
                 self.product(a, &mut out, true);
                 Ok(())
             }
@@ -552,20 +553,16 @@ macro_rules! packed_impl {
                 subtract: bool,
                 what: &str,
             ) -> Result<()> {
-                let fits = c.broadcast(Ix1(self.n)).is_some();
-                if subtract
-                    || !fits
-                    || !self.packed
-                    || w.dim() != (self.k, self.n)
-                    || a.len() != self.k
-                {
+                let cv = c.view();
+                let Some(addend) = cv.broadcast(Ix1(self.n)) else {
+                    return super::dot::dot_add_vm(out, c, a, w, subtract, what);
+                };
+                if subtract || !self.packed || w.dim() != (self.k, self.n) || a.len() != self.k {
                     return super::dot::dot_add_vm(out, c, a, w, subtract, what);
                 }
-                let out = out.prepare(Ix1(self.n), what)?;
+                let mut out = out.prepare(Ix1(self.n), what)?;
+                super::dot::copy_addend(&mut out, addend);
                 let mut out = out.insert_axis(Axis(0));
-                if let Some(c) = c.broadcast(Ix1(self.n)) {
-                    out.row_mut(0).assign(&c);
-                }
                 self.product(a.insert_axis(Axis(0)), &mut out, true);
                 Ok(())
             }
