@@ -759,11 +759,16 @@ pub fn emit_in_place(
                     body.extend(quote!(let #ident: #s = #rt::kernels::sum_all(#gv);));
                     Repr::Scalar(ident.clone())
                 } else {
-                    let repr = declare_buffer(&mut setup);
-                    body.extend(
-                        quote!(#rt::kernels::sum_to_shape(&mut #ident, #gv, #like, #label)?;),
-                    );
-                    repr
+                    // A view of g when the shapes agree at run time (no copy), else of a
+                    // buffer of its own holding the sums.
+                    let sums = format_ident!("{}_sums", ident);
+                    let owned = owned_type(ty);
+                    setup.extend(quote!(let mut #sums: #owned = ::core::default::Default::default();));
+                    buffers.borrow_mut().push(sums.clone());
+                    body.extend(quote!(
+                        let #ident = #rt::kernels::sum_to_shape_view(&mut #sums, #gv, #like, #label)?;
+                    ));
+                    Repr::View(ident.clone())
                 }
             }
             Op::Diag if ty.rank == 1 => {

@@ -39,7 +39,8 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
         | Op::Transpose
         | Op::Permute { .. }
         | Op::Squeeze { .. }
-        | Op::BroadcastTo => views_own_taps(op, j, node.inputs[0]),
+        | Op::BroadcastTo
+        | Op::Unbroadcast => views_own_taps(op, j, node.inputs[0]),
         _ => false,
     }
 }

@@ -50,7 +50,7 @@ pub use reduce::{
     cumulative_all, cumulative_axis, logsumexp_all, logsumexp_axis, map1_max, map1_min, map2_max,
     map2_min, max_all, max_axis, max_of_map1, max_of_map2, max_of_map3, mean_all, mean_axis,
     min_all, min_axis, min_of_map1, min_of_map2, min_of_map3, prod_all, prod_axis, std_all,
-    std_axis, sum_all, sum_axis, sum_to_shape, var_all, var_axis,
+    std_axis, sum_all, sum_axis, sum_to_shape, sum_to_shape_view, var_all, var_axis,
 };
 pub use scalar_trace::{take_rows, ScalarTrace};
 pub use steps::{

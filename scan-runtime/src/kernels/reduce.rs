@@ -468,6 +468,25 @@ pub fn sum_to_shape<'o, T: Number, D: Dimension, E: Dimension, U>(
     Ok(())
 }
 
+/// [`sum_to_shape`] without a copy when there is nothing to sum: `g` itself when it
+/// already has `like`'s shape (the adjoint of an addition of operands of one shape, the
+/// usual case, which the compiler cannot prove because shapes are known only at run
+/// time), else `buf` filled by [`sum_to_shape`] and viewed.
+pub fn sum_to_shape_view<'a, T: Number, D: Dimension, E: Dimension, U>(
+    buf: &'a mut Array<T, D>,
+    g: ArrayView<'a, T, E>,
+    like: ArrayView<'_, U, D>,
+    what: &str,
+) -> Result<ArrayView<'a, T, D>> {
+    if g.shape() == like.shape() {
+        if let Ok(same) = g.clone().into_dimensionality::<D>() {
+            return Ok(same);
+        }
+    }
+    sum_to_shape(&mut *buf, g, like, what)?;
+    Ok(buf.view())
+}
+
 /// Product of every element (1 for an empty array); integers wrap, as numpy's do.
 pub fn prod_all<T: Number, D: Dimension>(a: ArrayView<'_, T, D>) -> T {
     a.fold(T::ONE, |acc, &x| acc.num_mul(x))
@@ -738,6 +757,26 @@ fn sum_slice<T: Number>(s: &[T]) -> T {
 mod tests {
     use super::*;
     use ndarray::{array, s, Array0, Array1, Array2, Array3, ArrayD, IxDyn};
+
+    #[test]
+    fn sum_to_shape_view_reads_g_in_place_when_nothing_is_summed() {
+        let g = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let mut buf = Array2::<f64>::zeros((0, 0));
+        let same = sum_to_shape_view(&mut buf, g.view(), g.view(), "g").unwrap();
+        assert_eq!(same.as_ptr(), g.as_ptr(), "no copy");
+        assert_eq!(same, g);
+        // Summed over the broadcast axis: a bias's adjoint, then a leading axis.
+        let like = Array2::<f64>::zeros((1, 3));
+        let cols = sum_to_shape_view(&mut buf, g.view(), like.view(), "g").unwrap();
+        assert_eq!(cols, array![[5.0, 7.0, 9.0]]);
+        let mut v = Array1::<f64>::zeros(0);
+        let like = Array1::<f64>::zeros(3);
+        let lead = sum_to_shape_view(&mut v, g.view(), like.view(), "g").unwrap();
+        assert_eq!(lead, array![5.0, 7.0, 9.0]);
+        let bad = Array1::<f64>::zeros(2);
+        let err = sum_to_shape_view(&mut v, g.view(), bad.view(), "g").unwrap_err();
+        assert!(err.to_string().contains("[2, 3]"), "{err}");
+    }
 
     #[test]
     fn max_and_min_of_slices_agree_with_the_fold_and_propagate_nan() {
