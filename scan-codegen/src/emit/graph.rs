@@ -11,7 +11,8 @@ use quote::{format_ident, quote};
 use super::formula::{self, literal};
 use super::{nd, owned_type, rt, scalar_type};
 use crate::ir::{
-    Assume, ElemOp, Graph, LinalgOp, LoopCheck, NodeId, Op, PathStep, RandomOp, ReduceOp,
+    Assume, ElemOp, Graph, LinalgOp, Literal, LoopCheck, Node, NodeId, Op, PathStep, RandomOp,
+    ReduceOp,
 };
 
 /// How a graph input arrives: an expression giving a view (arrays) or a scalar.
@@ -165,6 +166,41 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
         Op::DotAdd { .. } => true,
         _ => false,
     }
+}
+
+/// When `node` is `concatenate([head, trace])` with `trace` a recurrent output of a scan
+/// held whole (`Repr::Rows` of its buffer, the initial rows first) and `head` exactly
+/// those initial rows (`init[None]` of a SITSOT output, `init[:depth]` of a MITSOT one):
+/// the buffer, the number of initial rows and the steps' count.
+fn history_rows(g: &Graph, node: &Node, trace: &Repr) -> Option<(Ident, usize, Ident)> {
+    let Repr::Rows { buf, start, done } = trace else {
+        return None;
+    };
+    let [head, out] = node.inputs[..] else {
+        return None;
+    };
+    let Op::ScanOutput { index } = g.node(out).op else {
+        return None;
+    };
+    let scan = *g.node(out).inputs.first()?;
+    let Op::Scan(op) = &g.node(scan).op else {
+        return None;
+    };
+    let init = g.node(scan).inputs[op.init_input(index)?];
+    let depth = op.outputs[index].depth() as usize;
+    let h = g.node(head);
+    let is_init_rows = match &h.op {
+        Op::Subtensor { path } => match (path.as_slice(), h.inputs.as_slice()) {
+            ([PathStep::NewAxis], [x]) => *x == init && depth == 1 && op.outputs[index].taps == [-1],
+            ([PathStep::Slice { start: false, end: true }], [x, end]) => {
+                *x == init
+                    && matches!(g.node(*end).op, Op::Const(Literal::Int(d)) if d == depth as i128)
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    (is_init_rows && *start == depth && depth > 0).then(|| (buf.clone(), depth, done.clone()))
 }
 
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
@@ -505,6 +541,17 @@ pub fn emit_in_place(
                     quote!(#rt::kernels::reshape(&mut #ident, #x, &[#(#dims),*], #label)?;),
                 );
                 repr
+            }
+            // A recurrent output's history, its initial rows then its steps (what a
+            // gradient's backward loop reads): the rows of the trace's buffer, which holds
+            // exactly those, viewed rather than copied.
+            Op::Concatenate { axis: 0 } if history_rows(g, node, &arg(1)).is_some() => {
+                let (buf, depth, done) =
+                    history_rows(g, node, &arg(1)).expect("matched by the guard");
+                body.extend(quote!(
+                    let #ident = #buf.slice_axis(#nd::Axis(0), #nd::Slice::from(0..#depth + #done));
+                ));
+                Repr::View(ident.clone())
             }
             Op::Concatenate { axis } | Op::Stack { axis } => {
                 let parts: Vec<TokenStream> =
