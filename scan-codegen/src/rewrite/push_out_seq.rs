@@ -95,6 +95,38 @@ fn costly(step: &Graph, src: &[Source], id: NodeId) -> bool {
     own || node.inputs.iter().any(|&i| costly(step, src, i))
 }
 
+/// Whether the row work ending at `id` is better left in the step: an array computed by
+/// elementwise operations alone (no product) from a sequence read at one tap, and read only
+/// by elementwise operations of the step (not a step result). Fusion then computes it in
+/// the pass that reads it, for the same work and no memory; moved out, it would cost an
+/// array of the whole sequence, a pass writing it and the step's reads of it (the
+/// backward loop of a gradient reads `1 - h^2` of the stored states this way).
+fn fuses_in_step(op: &ScanOp, src: &[Source], users: &[Vec<NodeId>], id: NodeId) -> bool {
+    fn has_product(step: &Graph, src: &[Source], id: NodeId) -> bool {
+        let node = step.node(id);
+        matches!(node.op, Op::Dot)
+            || node
+                .inputs
+                .iter()
+                .any(|&i| src[i.0] == src[id.0] && has_product(step, src, i))
+    }
+    let step = &op.step;
+    let Source::Row(input) = src[id.0] else {
+        return false;
+    };
+    let one_tap = (0..op.sequences.len()).any(|s| {
+        let first = op.first_sequence_tap_input(s);
+        op.sequences[s].taps.len() == 1 && step.inputs.get(first) == Some(&input)
+    });
+    let elementwise = |n: NodeId| matches!(step.node(n).op, Op::Elemwise(_) | Op::Cast);
+    one_tap
+        && step.ty(id).rank > 0
+        && !has_product(step, src, id)
+        && !step.outputs.contains(&id)
+        && !users[id.0].is_empty()
+        && users[id.0].iter().all(|&u| elementwise(u))
+}
+
 /// Moves the sequence work of `op`'s step into `g`; returns (label, what) of each move.
 fn push_out(
     g: &mut Graph,
@@ -110,6 +142,7 @@ fn push_out(
             users[i].iter().any(|u| src[u.0] != src[i]) || op.step.outputs.contains(&NodeId(i))
         })
         .map(NodeId)
+        .filter(|&i| !fuses_in_step(op, &src, &users, i))
         .collect();
     if roots.is_empty() {
         return Vec::new();
@@ -220,17 +253,30 @@ mod tests {
             fired[0].contains("`exp(u_t * a)` is computed for all steps"),
             "{fired:?}"
         );
-        // Vector rows: the same cheap work moves (one kernel call per step saved).
+        // Vector rows read only by elementwise work of the step: they stay, and fusion
+        // computes them in the step's one pass (moved, they would cost an array of the
+        // sequence and a pass writing it, for the same arithmetic).
         let rows = "pub fn f(u: ArrayView2<f64>, y0: ArrayView1<f64>) -> Result<Array2<f64>> {
             let y = scan(|u_t, y| y * 0.5 - u_t * 2.0, sequences = u, outputs_info = y0);
             Ok(y)
         }";
         let (_, fired) = apply(rows, Pass::PushOutSeq);
+        assert!(fired.is_empty(), "{fired:?}");
+        // A step result has no pass to join: it moves (a map output of the sequence).
+        let result = "pub fn f(u: ArrayView2<f64>, y0: ArrayView1<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+            let (y, z) = scan(|u_t, y| (y * 0.5, u_t * 2.0), sequences = u, outputs_info = [y0, None]);
+            Ok((y, z))
+        }";
+        let (_, fired) = apply(result, Pass::PushOutSeq);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
             fired[0].contains("`u_t * 2.0` is computed for all steps"),
             "{fired:?}"
         );
+        for t in [0usize, 1, 4] {
+            assert_same_results(rows, "f", &[mat(t, 3, 0.5), vec1(&[0.1, -0.2, 0.3])]);
+            assert_same_results(result, "f", &[mat(t, 3, 0.5), vec1(&[0.1, -0.2, 0.3])]);
+        }
         for n in [0usize, 1, 2, 3, 4, 9] {
             let u: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.0).collect();
             assert_same_results(src, "f", &[vec1(&u), Value::from(0.7)]);
