@@ -255,14 +255,28 @@ mod try_tests {
 /// Like [`ensure_shape`], for buffers whose size comes from the user (a scan's output
 /// rows, `n_steps` of them): `Err(InvalidArgument)` naming `what` when the buffer cannot be
 /// allocated, where `ensure_shape` would panic or abort the process.
+#[inline]
 pub fn try_ensure_shape<T: Element, D: Dimension>(
     what: &str,
     buf: &mut Array<T, D>,
     shape: D,
 ) -> Result<()> {
+    // The buffer of a step's value has its shape from the second step on: a comparison
+    // inlined into the kernel, the allocation out of line.
     if same_shape(buf.shape(), &shape) {
         return Ok(());
     }
+    reshape_buffer(what, buf, shape)
+}
+
+/// [`try_ensure_shape`]'s allocation.
+#[cold]
+#[inline(never)]
+fn reshape_buffer<T: Element, D: Dimension>(
+    what: &str,
+    buf: &mut Array<T, D>,
+    shape: D,
+) -> Result<()> {
     let too_big = || Error::InvalidArgument {
         what: what.to_string(),
         detail: format!("a buffer of shape {:?} cannot be allocated", shape.slice()),

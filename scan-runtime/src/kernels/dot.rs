@@ -80,6 +80,7 @@ pub fn dot_vv<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>, what: &str)
 }
 
 /// `out = a · b` for a vector `a` of length `k` and a `(k, n)` matrix `b`.
+#[inline]
 pub fn dot_vm<'o, T: Number>(
     out: impl Destination<'o, T, Ix1>,
     a: ArrayView1<'_, T>,
@@ -95,6 +96,7 @@ pub fn dot_vm<'o, T: Number>(
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k`.
+#[inline]
 pub fn dot_mv<'o, T: Number>(
     out: impl Destination<'o, T, Ix1>,
     a: ArrayView2<'_, T>,
@@ -110,6 +112,7 @@ pub fn dot_mv<'o, T: Number>(
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
+#[inline]
 pub fn dot_mm<'o, T: Number>(
     out: impl Destination<'o, T, Ix2>,
     a: ArrayView2<'_, T>,
@@ -130,6 +133,7 @@ pub fn dot_mm<'o, T: Number>(
 /// `c` is broadcast as numpy's `c + dot(a, b)` broadcasts; when the sum is larger than the
 /// product (`c` of shape `(m, n)` beside a product of one row), the product is made first
 /// and added, as the two operations would.
+#[inline]
 pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     out: impl Destination<'o, T, Ix2>,
     c: ArrayView<'_, T, Dc>,
@@ -149,6 +153,7 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
 
 /// `out = c ± a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k` (see
 /// [`dot_add_mm`]).
+#[inline]
 pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     out: impl Destination<'o, T, Ix1>,
     c: ArrayView<'_, T, Dc>,
@@ -173,6 +178,7 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
 
 /// `out = c ± a · b` for a vector `a` of length `k` and a `(k, n)` matrix `b` (see
 /// [`dot_add_mm`]).
+#[inline]
 pub fn dot_add_vm<'o, T: Number, Dc: Dimension>(
     out: impl Destination<'o, T, Ix1>,
     c: ArrayView<'_, T, Dc>,
@@ -196,6 +202,7 @@ pub fn dot_add_vm<'o, T: Number, Dc: Dimension>(
 /// The dot-add kernels' common part: `out = c ± product` for a product of shape `dim`,
 /// accumulated `onto` `c` copied into `out`; made `separately` and then added when the
 /// sum is larger than the product (a length-1 axis of the product broadcast).
+#[inline]
 fn dot_add<'o, T: Number, D: Dimension, Dc: Dimension>(
     out: impl Destination<'o, T, D>,
     c: ArrayView<'_, T, Dc>,
@@ -219,6 +226,7 @@ fn dot_add<'o, T: Number, D: Dimension, Dc: Dimension>(
 }
 
 /// `out = c ± a · b` with `out` of the product's shape, which `c` broadcasts to.
+#[inline]
 pub(crate) fn accumulate<T: Number, Dc: Dimension>(
     mut out: ArrayViewMut2<'_, T>,
     c: ArrayView<'_, T, Dc>,
@@ -239,6 +247,7 @@ pub(crate) fn accumulate<T: Number, Dc: Dimension>(
 
 /// `out = c`, `c` already broadcast to `out`'s shape: the addend of a dot-add, copied before
 /// the product is added to it.
+#[inline]
 pub(crate) fn copy_addend<T: Copy, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     c: ArrayView<'_, T, D>,
@@ -599,6 +608,7 @@ fn dot_error(what: &str, left: &[usize], right: &[usize]) -> Error {
 }
 
 /// Checks the shapes a gemm entry gets (it is public through `Number::gemm`).
+#[inline]
 fn check_gemm<T>(
     out: &ArrayViewMut2<'_, T>,
     a: &ArrayView2<'_, T>,
@@ -665,6 +675,7 @@ fn loop_add<T: Number>(
 
 /// The float entry of [`Number::gemm_add`]: shapes checked, empty products settled (an
 /// empty sum adds nothing), then the backend.
+#[inline]
 pub(crate) fn gemm_add_float<T: backend::Float>(
     out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,
@@ -694,6 +705,7 @@ fn loop_into<T: Number>(mut out: ArrayViewMut2<'_, T>, a: ArrayView2<'_, T>, b: 
 
 /// The float entry of [`Number::gemm`]: shapes checked, empty products settled, then the
 /// backend.
+#[inline]
 pub(crate) fn gemm_float<T: backend::Float>(
     mut out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,
@@ -729,11 +741,13 @@ mod backend {
     impl Float for f64 {}
 
     /// Whether `(m, k) · (k, n)` goes through faer rather than the direct loop.
+    #[inline]
     pub(super) fn use_faer(m: usize, k: usize, n: usize) -> bool {
         m > 1 || k.saturating_mul(n) >= super::VM_MIN_WORK
     }
 
     /// The threads for `(m, k) · (k, n)`: more than one only for two matrix operands.
+    #[inline]
     pub(super) fn threads(m: usize, k: usize, n: usize) -> usize {
         if m > 1 && n > 1 {
             crate::threads::threads_for(m.saturating_mul(k).saturating_mul(n))
@@ -746,6 +760,7 @@ mod backend {
     const SPLIT_ALIGN: usize = 16;
 
     /// `out = a · b`, shapes checked and every dimension non-zero.
+    #[inline]
     pub(super) fn gemm<T: Float>(
         out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
@@ -760,6 +775,7 @@ mod backend {
     }
 
     /// `out ±= a · b`, shapes checked and every dimension non-zero.
+    #[inline]
     pub(super) fn gemm_add<T: Float>(
         out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
@@ -785,6 +801,7 @@ mod backend {
     ///
     /// (faer's own `Par::rayon(n)` was measured too: no faster at these shapes, and 9
     /// allocations per call for its team and job flags.)
+    #[inline]
     pub(super) fn split<T: Float>(
         out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
@@ -826,6 +843,7 @@ mod backend {
 
     /// One faer product on this thread, `out = a · b` (`add`: `out += add · a · b`),
     /// shapes checked.
+    #[inline]
     fn faer_gemm<T: Float>(
         mut out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
