@@ -106,9 +106,21 @@ pub(super) fn adjoints(
     // The forward step's inputs, step by step: sequence taps, then output taps.
     let first_tap_seq = seqs.len();
     for (s, seq) in op.sequences.iter().enumerate() {
+        // A loop over one sequence read at tap 0, with no `n_steps` or `until`, read all of
+        // it: the sequence itself, so that work on it pushed out of both loops (the
+        // input projection `x_t.dot(w_x)`, which the backward step recomputes) is one node.
+        let whole = op.sequences.len() == 1
+            && seq.taps == [0]
+            && !op.has_n_steps
+            && !op.has_until
+            && op.max_steps.is_none();
         for (j, &k) in seq.taps.iter().enumerate() {
-            let range = sequence_rows(b, xs[s], seq, k, steps, steps, direction);
-            let rows = slice(b, xs[s], Some(range.start), range.end);
+            let rows = if whole {
+                xs[s]
+            } else {
+                let range = sequence_rows(b, xs[s], seq, k, steps, steps, direction);
+                slice(b, xs[s], Some(range.start), range.end)
+            };
             let window = in_step_order(b, rows, direction);
             let ty = f.ty(f.inputs[op.first_sequence_tap_input(s) + j]);
             seqs.push((window, ty, format!("{}[t{k:+}]", seq.label)));
@@ -375,6 +387,8 @@ pub(super) fn adjoints(
         truncate_gradient: None,
         step: g,
     };
+    let mut backward = backward;
+    stash_products(b, scan, f, &map, &mut backward, &mut outer);
     let out_types: Vec<Type> = backward
         .step
         .outputs
@@ -543,6 +557,73 @@ fn in_step_order(b: &mut Builder, x: NodeId, direction: Direction) -> NodeId {
             b.subtensor(x, path, vec![step])
         }
     }
+}
+
+/// The products of the forward step that read its recurrence (an output tap) and that
+/// the backward step still needs after its sweep (an LSTM's `h_tm1.dot(w_h)`, from which
+/// its gates come; not an Elman step's, whose adjoint reads `h_t`): kept by the forward
+/// loop as map outputs and read back from their traces, not computed again. Computed
+/// again, each would be a whole second pass of the forward loop's largest work (a GEMM
+/// over every step once pushed out); kept, it costs its trace. `map` takes forward step
+/// nodes to their copies in the backward step.
+fn stash_products(
+    b: &mut Builder,
+    scan: NodeId,
+    f: &Graph,
+    map: &[NodeId],
+    backward: &mut ScanOp,
+    outer: &mut Vec<NodeId>,
+) {
+    let Op::Scan(op) = &b.g.node(scan).op else {
+        return;
+    };
+    let taps: Vec<NodeId> =
+        f.inputs[op.first_output_tap_input(0)..op.first_non_sequence_step_input()].to_vec();
+    // Last first: a product read only by a later product that is kept is not needed.
+    for v in (0..f.nodes.len()).rev().map(NodeId) {
+        let wanted = matches!(f.node(v).op, Op::Dot)
+            && f.ty(v).dtype.is_float()
+            && reachable(&backward.step)[map[v.0].0]
+            && crate::rewrite::edit::depends_on(f, v, &taps);
+        if !wanted {
+            continue;
+        }
+        let (ty, label, span) = (f.ty(v), f.node(v).label.clone(), f.node(v).span);
+        let Op::Scan(op) = &mut b.g.nodes[scan.0].op else {
+            return;
+        };
+        // Already a map output (differentiated twice): its trace.
+        let k = match (0..op.outputs.len())
+            .find(|&k| op.step.outputs[k] == v && op.outputs[k].kind() == OutputKind::Nitsot)
+        {
+            Some(k) => k,
+            None => crate::rewrite::edit::add_map_output(op, v, &label, span),
+        };
+        let trace = b.add(Op::ScanOutput { index: k }, vec![scan], ty.with_rank(ty.rank + 1));
+        let read = crate::rewrite::edit::add_sequence(
+            backward,
+            outer,
+            trace,
+            &[0],
+            ty,
+            &format!("{label}[t]"),
+            span,
+        );
+        backward.step.replace_uses(map[v.0], read[0]);
+    }
+    backward.step.normalize();
+}
+
+/// Which nodes of `g` its outputs read, directly or not.
+fn reachable(g: &Graph) -> Vec<bool> {
+    let mut live = vec![false; g.nodes.len()];
+    let mut stack = g.outputs.clone();
+    while let Some(id) = stack.pop() {
+        if !std::mem::replace(&mut live[id.0], true) {
+            stack.extend(g.node(id).inputs.iter().copied());
+        }
+    }
+    live
 }
 
 /// `x[start..end]` (`x[..end]` without a start), a view.

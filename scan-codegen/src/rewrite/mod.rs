@@ -13,7 +13,7 @@
 mod constants;
 mod cse;
 mod dead;
-mod edit;
+pub(crate) mod edit;
 mod fusion;
 mod gemm;
 mod lift;
