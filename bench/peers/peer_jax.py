@@ -124,6 +124,24 @@ def lstm(x, w_x, w_h, b):
     return ready(lstm, x, w_x, w_h, b)
 
 
+def lstm_grad(x, w_x, w_h, b):
+    def loss(w_x, w_h, b, x):
+        def step(carry, x_t):
+            h_tm1, c_tm1 = carry
+            z = x_t @ w_x + h_tm1 @ w_h + b
+            i, f, g, o = jnp.split(z, 4, axis=1)
+            c_t = jax.nn.sigmoid(f) * c_tm1 + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h_t = jax.nn.sigmoid(o) * jnp.tanh(c_t)
+            return (h_t, c_t), h_t
+
+        zeros = jnp.zeros((x.shape[1], w_h.shape[0]), x.dtype)
+        _, h = lax.scan(step, (zeros, zeros), x)
+        return jnp.sum(h)
+
+    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    return ready(lambda x, w_x, w_h, b: grads(w_x, w_h, b, x), x, w_x, w_h, b)
+
+
 def seed_taps(u, x0, y0, w, w_in_1, w_in_2, w_feedback, w_out):
     @jax.jit
     def seed_taps(u, x0, y0, w, w_in_1, w_in_2, w_feedback, w_out):

@@ -144,6 +144,36 @@ def lstm(mode, x, w_x, w_h, b):
     return lambda: fn(x, w_x, w_h, b)
 
 
+def lstm_grad(mode, x, w_x, w_h, b):
+    # pytensor.grad through the scan: the gradients of the sum of every h_t.
+    hidden = w_h.shape[0]
+    X = pt.tensor3("x", dtype="float32")
+    W_x = pt.matrix("W_x", dtype="float32")
+    W_h = pt.matrix("W_h", dtype="float32")
+    B = pt.vector("b", dtype="float32")
+    zeros = pt.zeros((X.shape[1], hidden), dtype="float32")
+
+    def step(x_t, h_tm1, c_tm1, W_x, W_h, b):
+        z = x_t @ W_x + h_tm1 @ W_h + b
+        i = pt.sigmoid(z[:, :hidden])
+        f = pt.sigmoid(z[:, hidden : 2 * hidden])
+        g = pt.tanh(z[:, 2 * hidden : 3 * hidden])
+        o = pt.sigmoid(z[:, 3 * hidden :])
+        c_t = f * c_tm1 + i * g
+        return o * pt.tanh(c_t), c_t
+
+    h, _c = pytensor.scan(
+        fn=step,
+        sequences=X,
+        outputs_info=[zeros, zeros],
+        non_sequences=[W_x, W_h, B],
+        return_updates=False,
+    )
+    grads = pytensor.grad(h.sum(), [W_x, W_h, B])
+    fn = compile_([X, W_x, W_h, B], grads, mode)
+    return lambda: fn(x, w_x, w_h, b)
+
+
 def seed_taps(mode, u, x0, y0, w, w_in_1, w_in_2, w_feedback, w_out):
     # The scan tutorial's RNN, word for word.
     U = pt.dmatrix("u")

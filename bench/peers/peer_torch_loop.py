@@ -121,6 +121,26 @@ def lstm(x, w_x, w_h, b):
     return call
 
 
+def lstm_grad(x, w_x, w_h, b):
+    # Autograd over the Python loop: the gradients of the sum of every h_t.
+    x = torch.from_numpy(x)
+    params = [torch.from_numpy(a).requires_grad_() for a in (w_x, w_h, b)]
+
+    def call():
+        w_x, w_h, b = params
+        with torch.enable_grad():
+            h = c = torch.zeros(x.shape[1], w_h.shape[0])
+            loss = 0.0
+            for t in range(x.shape[0]):
+                i, f, g, o = (x[t] @ w_x + h @ w_h + b).chunk(4, dim=1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+                loss = loss + h.sum()
+            return torch.autograd.grad(loss, params)
+
+    return call
+
+
 def seed_taps(u, x0, y0, w, w_in_1, w_in_2, w_feedback, w_out):
     u, x0, y0, w, w_in_1, w_in_2, w_feedback, w_out = map(
         torch.from_numpy, (u, x0, y0, w, w_in_1, w_in_2, w_feedback, w_out)

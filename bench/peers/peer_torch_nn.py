@@ -1,6 +1,7 @@
 """PyTorch, impl=torch_nn: the two cases PyTorch has a module for, torch.nn.RNN (elman,
 tanh) and torch.nn.LSTM (lstm), loaded with SPEC's weights, under torch.no_grad(); and
-elman_grad, torch.nn.RNN's forward and backward (autograd) for the weights' gradients.
+elman_grad and lstm_grad, the modules' forward and backward (autograd) for the weights'
+gradients.
 
 PyTorch keeps weights as [out, in] (it computes x @ W_ih^T), so W_in / W_x / W are stored
 transposed; its LSTM gate order along 4H is i, f, g, o, as SPEC's. It adds two biases
@@ -56,6 +57,25 @@ def lstm(x, w_x, w_h, b):
     x = torch.from_numpy(x)
     h0 = c0 = torch.zeros(1, batch, hidden)
     return lambda: rnn(x, (h0, c0))[0]
+
+
+def lstm_grad(x, w_x, w_h, b):
+    # The gradients of the sum of every h_t by autograd (torch.nn.LSTM's backward), with
+    # respect to the weights as SPEC stores them: W_ih^T, W_hh^T, b_ih (b_hh is zero and
+    # not asked for; its gradient is b_ih's).
+    (_, batch, i), hidden = x.shape, w_h.shape[0]
+    rnn = load(torch.nn.LSTM(i, hidden, bias=True), w_x, w_h, b)
+    x = torch.from_numpy(x)
+    h0 = c0 = torch.zeros(1, batch, hidden)
+    params = [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0]
+
+    def call():
+        with torch.enable_grad():
+            loss = rnn(x, (h0, c0))[0].sum()
+            g_ih, g_hh, g_b = torch.autograd.grad(loss, params)
+        return g_ih.T, g_hh.T, g_b
+
+    return call
 
 
 def versions():

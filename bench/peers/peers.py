@@ -4,7 +4,8 @@
     .venv/bin/python peers.py IMPL [CASE ...] [--threads N] [--quick]
 
 IMPL is one of pytensor_c, pytensor_numba, jax, torch_loop, torch_nn (torch_nn has only
-elman and lstm). Prints SPEC's line per case, plus the peak memory of one call:
+elman, lstm and their gradients, elman_grad and lstm_grad). Prints SPEC's line per case,
+plus the peak memory of one call:
 
     CASE impl=NAME threads=N median_ms=X min_ms=Y checksum=Z peak_mb=P
 

@@ -38,7 +38,7 @@ VENV_PYTHON = os.path.join(HERE, ".venv", "bin", "python")
 SCAN_BENCH = os.path.join(ROOT, "target", "release", "scan-bench")
 LOCK = "/tmp/scan-bench.lock"
 PEERS = ["pytensor_c", "pytensor_numba", "jax", "torch_loop", "torch_nn"]
-NN_CASES = {"elman", "lstm", "elman_grad"}  # torch_nn's cases
+NN_CASES = {"elman", "lstm", "elman_grad", "lstm_grad"}  # torch_nn's cases
 ALL_IMPLS = ["scan", "handwritten"] + PEERS
 # Processes whose presence means the machine is not idle.
 BUSY_NAMES = {"cargo", "rustc", "cc1", "cc1plus", "ld", "collect2", "scan-bench",

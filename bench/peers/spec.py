@@ -24,11 +24,13 @@ CASES = [
     "kalman",
     "kalman16",
     "elman_grad",
+    "lstm_grad",
 ]
 
 # SPEC: checksums agree to a relative 1e-4 for f32 cases, 1e-9 for f64 (and i64) ones.
 TOLERANCE = {case: 1e-9 for case in CASES}
-TOLERANCE.update(polynomial=1e-4, elman=1e-4, lstm=1e-4, elman_grad=1e-4)
+TOLERANCE.update(polynomial=1e-4, elman=1e-4, lstm=1e-4, elman_grad=1e-4,
+                 lstm_grad=1e-4)
 
 
 def gen(shape, seed, scale):
@@ -74,7 +76,9 @@ def inputs(case, quick):
             w=gen_f32((h, h), 6, 0.1),
             b=gen_f32([h], 7, 0.1),
         )
-    if case == "lstm":
+    if case in ("lstm", "lstm_grad"):
+        # lstm_grad: the same inputs; the outputs are the gradients of the sum of every
+        # h_t with respect to w_x, w_h and b.
         t, b, i, h = s(128, 32, 4), s(32, 8, 4), s(256, 8, 8), s(512, 8, 8)
         return dict(
             x=gen_f32((t, b, i), 8, 1.0),

@@ -25,6 +25,7 @@ mod elman_grad;
 mod kalman;
 mod linrec2;
 mod lstm;
+mod lstm_grad;
 mod polynomial;
 mod power;
 mod seed_taps;
@@ -47,4 +48,5 @@ pub const ALL: &[(&str, Case)] = &[
     ("kalman", kalman::kalman4),
     ("kalman16", kalman::kalman16),
     ("elman_grad", elman_grad::run),
+    ("lstm_grad", lstm_grad::run),
 ];
