@@ -996,6 +996,11 @@ pub fn emit_in_place(
                 );
                 setup.extend(code.setup);
                 body.extend(code.body);
+                // Its outputs' buffers, unless returned, go to the pool when the function
+                // returns (a large trace read only by later work: a gradient's states).
+                buffers
+                    .borrow_mut()
+                    .extend(code.outputs.iter().filter_map(|r| r.buffer().cloned()));
                 scan_outputs.insert(id, code.outputs);
                 continue;
             }

@@ -280,6 +280,15 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         let more = (target - have)
             .checked_mul(self.row_len)
             .ok_or_else(|| too_big(what, target, self.row_shape()))?;
+        if self.data.capacity() == 0 {
+            // A large trace's memory kept from an earlier call (`pool`): its pages are
+            // mapped already, where fresh memory faults in every page again.
+            if let Some(mut kept) = super::pool::take::<T>(more) {
+                kept.clear();
+                self.data = kept;
+                return Ok(());
+            }
+        }
         self.data
             .try_reserve_exact(more)
             .map_err(|_| too_big(what, target, self.row_shape()))
@@ -373,6 +382,28 @@ mod tests {
     use super::ArrayTrace;
     use crate::error::Error;
     use ndarray::{array, aview0, Array2, Array3, Ix2, Ix3};
+
+    #[test]
+    fn a_large_trace_takes_memory_kept_from_an_earlier_call() {
+        use crate::kernels::pool;
+        pool::release();
+        let (rows, row) = (1024usize, 4096usize); // 16 MB of f32
+        let old = Array2::<f32>::from_elem((rows, row), 3.0);
+        let ptr = old.as_ptr();
+        pool::recycle(old);
+        let mut buf = Array2::<f32>::zeros((0, 0));
+        let mut trace = ArrayTrace::new(&mut buf);
+        trace.start("n_steps", &[row], rows, rows).unwrap();
+        let new_row = ndarray::Array1::<f32>::from_elem(row, 1.0);
+        for _ in 0..rows {
+            trace.push_row("0", "x", new_row.view()).unwrap();
+        }
+        let out = trace.finish().unwrap();
+        assert_eq!(out.as_ptr(), ptr, "the kept memory, not fresh pages");
+        assert_eq!(out.dim(), (rows, row));
+        assert!(out.iter().all(|&x| x == 1.0), "every row the trace's own");
+        assert_eq!(pool::kept(), 0);
+    }
 
     #[test]
     fn rows_are_appended_copied_or_written_in_place() {

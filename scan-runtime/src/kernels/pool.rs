@@ -3,8 +3,9 @@
 //! glibc's largest mmap threshold (32 MB) goes back to the system, and the next call maps
 //! fresh memory and faults in every page of it again: an LSTM's 33.5 MB projection cost
 //! 20% of its call that way. So a generated function hands its large buffers that it does
-//! not return to [`recycle`] before it returns, and `try_ensure_shape` takes its memory
-//! from here when a kept buffer fits. Kept per thread (a call's buffers are on its thread),
+//! not return to [`recycle`] before it returns (its scans' traces too), and
+//! `try_ensure_shape` and a trace's first reservation (`ArrayTrace`) take their memory from
+//! here when a kept buffer fits. Kept per thread (a call's buffers are on its thread),
 //! at most [`KEPT`] buffers, oldest dropped first; [`release`] frees them.
 
 use std::any::Any;
@@ -15,8 +16,9 @@ use ndarray::{Array, Dimension};
 /// Buffers of at least this many bytes are kept; smaller ones the allocator serves well.
 pub const KEEP_MIN_BYTES: usize = 4 << 20;
 
-/// How many buffers a thread keeps.
-pub const KEPT: usize = 4;
+/// How many buffers a thread keeps: a gradient's call holds about this many large ones
+/// (the forward trace, the input projection, the backward loop's stacks).
+pub const KEPT: usize = 8;
 
 thread_local! {
     /// Kept buffers (each a `Vec<T>` of length 0), oldest first.
