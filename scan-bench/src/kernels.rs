@@ -46,6 +46,38 @@ pub fn gemm<T: Float>(
     scan_runtime::kernels::dot::clear_upper_state();
 }
 
+thread_local! {
+    /// [`scratch`]'s buffers, kept from one call to the next on this thread.
+    static SCRATCH: std::cell::RefCell<Vec<Vec<f32>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer of `len` f32 for a hand-written loop's own intermediate values (not its
+/// results), the memory of one given back by [`keep`] on an earlier call when one has that
+/// length: its pages are mapped already, where fresh memory faults every page in again (a
+/// performance engineer's loop called again and again keeps its workspace, as the
+/// generated code keeps its large buffers in `scan_runtime::kernels::pool`). Its contents
+/// are whatever the last user left: the caller writes every element before reading it.
+pub fn scratch(len: usize) -> Vec<f32> {
+    SCRATCH
+        .with(|kept| {
+            let mut kept = kept.borrow_mut();
+            let at = kept.iter().position(|v| v.len() == len)?;
+            Some(kept.swap_remove(at))
+        })
+        .unwrap_or_else(|| vec![0.0; len])
+}
+
+/// Gives a [`scratch`] buffer back for the next call (at most 8 are kept).
+pub fn keep(v: Vec<f32>) {
+    SCRATCH.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.len() >= 8 {
+            kept.remove(0);
+        }
+        kept.push(v);
+    });
+}
+
 // ---------------------------------------------------------------------------------------
 // f32
 // ---------------------------------------------------------------------------------------

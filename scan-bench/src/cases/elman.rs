@@ -54,16 +54,24 @@ pub struct Inputs {
 ///
 /// Nothing is stored besides the output.
 pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
+    let (t_len, batch, _) = inp.x.dim();
+    let h = inp.b.len();
+    let mut out = vec![0.0f32; t_len * batch * h];
+    elman_hand_into(inp, &mut out);
+    Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")
+}
+
+/// [`elman_hand`] into `out` (`T*B*H` values, every one written).
+pub fn elman_hand_into(inp: &Inputs, out: &mut [f32]) {
     let (t_len, batch, i) = inp.x.dim();
     let h = inp.b.len();
     let b = flat(&inp.b);
     let row = batch * h;
     let mut packed = PackedMatrix::<f32>::new(inp.w.view());
     let two_threads = scan_runtime::num_threads() >= 2 && batch >= 2;
-    let mut out = vec![0.0f32; t_len * row];
     let h0 = vec![0.0f32; row];
     gemm(
-        &mut out,
+        out,
         flat(&inp.x),
         flat(&inp.w_in),
         t_len * batch,
@@ -104,7 +112,6 @@ pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
             activate(cur);
         }
     }
-    Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")
 }
 
 pub fn run(bench: &mut Bench) {

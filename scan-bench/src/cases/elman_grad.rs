@@ -9,9 +9,9 @@ use scan_runtime::kernels::PackedMatrix;
 use scan_runtime::ndarray::{ArrayView2, ArrayViewMut2};
 use scan_runtime::prelude::*;
 
-use super::elman::{elman_hand, Inputs};
+use super::elman::{elman_hand_into, Inputs};
 use crate::inputs::{flat, gen_f32};
-use crate::kernels::with_best_isa;
+use crate::kernels::{keep, scratch, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -54,11 +54,12 @@ pub fn elman_grad_hand(inp: &Inputs) -> Gradients {
     let (t_len, batch, i) = inp.x.dim();
     let h = inp.b.len();
     let row = batch * h;
-    let hs = elman_hand(inp);
-    let hs = hs.as_slice().expect("a new array is contiguous");
+    // The states and the dz_t: workspace kept from the last call (every element written).
+    let mut hs = scratch(t_len * row);
+    elman_hand_into(inp, &mut hs);
     let wt = inp.w.t().as_standard_layout().into_owned();
     let mut packed = PackedMatrix::<f32>::new(wt.view());
-    let mut dz = vec![0.0f32; t_len * row];
+    let mut dz = scratch(t_len * row);
     // dz_{t+1} W^T, the gradient flowing into h_t from the next step.
     let mut back = vec![0.0f32; row];
     for t in (0..t_len).rev() {
@@ -101,6 +102,8 @@ pub fn elman_grad_hand(inp: &Inputs) -> Gradients {
             *s += d;
         }
     }
+    keep(hs);
+    keep(dz);
     Gradients {
         w_in: g_w_in,
         w: g_w,

@@ -12,7 +12,7 @@ use scan_runtime::threads::spin;
 
 use super::lstm::Inputs;
 use crate::inputs::{flat, gen_f32};
-use crate::kernels::{gemm, sigmoid_f32, tanh_f32, with_best_isa};
+use crate::kernels::{gemm, keep, scratch, sigmoid_f32, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -83,7 +83,8 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
     let xs = flat(&inp.x);
 
     // 1. Forward.
-    let mut gates = vec![0.0f32; t_len * zrow];
+    // Workspace kept from the last call (every element written before it is read).
+    let mut gates = scratch(t_len * zrow);
     gemm(
         &mut gates,
         xs,
@@ -94,8 +95,8 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
         false,
     );
     let mut packed = PackedMatrix::<f32>::new(inp.w_h.view());
-    let mut hs = vec![0.0f32; t_len * hrow];
-    let mut cs = vec![0.0f32; t_len * hrow];
+    let mut hs = scratch(t_len * hrow);
+    let mut cs = scratch(t_len * hrow);
     let zero = vec![0.0f32; hrow];
     let b = flat(&inp.b);
     for t in 0..t_len {
@@ -222,6 +223,9 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
     let dst = MatMut::from_row_major_slice_mut(g_w_x.as_slice_mut().expect("new"), i_len, 4 * h);
     matmul(dst, Accum::Replace, x.transpose(), all, 1.0, par);
     scan_runtime::kernels::dot::clear_upper_state();
+    keep(gates);
+    keep(hs);
+    keep(cs);
     Gradients {
         w_x: g_w_x,
         w_h: g_w_h,

@@ -191,8 +191,16 @@ fn history_rows(g: &Graph, node: &Node, trace: &Repr) -> Option<(Ident, usize, I
     let h = g.node(head);
     let is_init_rows = match &h.op {
         Op::Subtensor { path } => match (path.as_slice(), h.inputs.as_slice()) {
-            ([PathStep::NewAxis], [x]) => *x == init && depth == 1 && op.outputs[index].taps == [-1],
-            ([PathStep::Slice { start: false, end: true }], [x, end]) => {
+            ([PathStep::NewAxis], [x]) => {
+                *x == init && depth == 1 && op.outputs[index].taps == [-1]
+            }
+            (
+                [PathStep::Slice {
+                    start: false,
+                    end: true,
+                }],
+                [x, end],
+            ) => {
                 *x == init
                     && matches!(g.node(*end).op, Op::Const(Literal::Int(d)) if d == depth as i128)
             }
@@ -810,7 +818,9 @@ pub fn emit_in_place(
                     // buffer of its own holding the sums.
                     let sums = format_ident!("{}_sums", ident);
                     let owned = owned_type(ty);
-                    setup.extend(quote!(let mut #sums: #owned = ::core::default::Default::default();));
+                    setup.extend(
+                        quote!(let mut #sums: #owned = ::core::default::Default::default();),
+                    );
                     buffers.borrow_mut().push(sums.clone());
                     body.extend(quote!(
                         let #ident = #rt::kernels::sum_to_shape_view(&mut #sums, #gv, #like, #label)?;

@@ -599,7 +599,11 @@ fn stash_products(
             Some(k) => k,
             None => crate::rewrite::edit::add_map_output(op, v, &label, span),
         };
-        let trace = b.add(Op::ScanOutput { index: k }, vec![scan], ty.with_rank(ty.rank + 1));
+        let trace = b.add(
+            Op::ScanOutput { index: k },
+            vec![scan],
+            ty.with_rank(ty.rank + 1),
+        );
         let read = crate::rewrite::edit::add_sequence(
             backward,
             outer,
