@@ -725,6 +725,16 @@ pub fn emit_in_place(
             Op::SetSubtensor { path, inc } => {
                 let x = arg(0).view();
                 let v = arg(1).view();
+                // x's own buffer, read by nothing else, is taken over (its kernel refills
+                // it next time): a chain of increments, a gradient's slices of one value,
+                // works in one array instead of copying it at every link.
+                let xi = node.inputs[0];
+                let take = match arg(0) {
+                    Repr::Buffer(xb) if users[xi.0].len() == 1 && !g.outputs.contains(&xi) => {
+                        Some(xb.clone())
+                    }
+                    _ => None,
+                };
                 let repr = declare_buffer(&mut setup);
                 let kernel = if *inc {
                     quote!(assign_add)
@@ -739,8 +749,12 @@ pub fn emit_in_place(
                     label,
                     true,
                 );
+                let start = match take {
+                    Some(xb) => quote!(::core::mem::swap(&mut #ident, &mut #xb);),
+                    None => quote!(#rt::kernels::copy_into(&mut #ident, #x);),
+                };
                 body.extend(quote! {
-                    #rt::kernels::copy_into(&mut #ident, #x);
+                    #start
                     #rt::kernels::#kernel(#target, #v, #label)?;
                 });
                 repr

@@ -199,12 +199,40 @@ fn sweep(
     Ok(wrt.iter().map(|&w| adjoint[w.0]).collect())
 }
 
-/// `slot` plus the contribution `c` (`c` itself when the slot is empty).
+/// `slot` plus the contribution `c` (`c` itself when the slot is empty). A contribution
+/// that is `inc_subtensor(zeros, g, path)` (the adjoint of an indexing: an LSTM's four
+/// gate slices of one product) is added by incrementing the other term at `path` instead:
+/// `a + inc_subtensor(zeros, g, path) = inc_subtensor(a, g, path)`, so the slices of one
+/// value make a chain into one array (which the emitter increments in place) rather than
+/// one array of zeros each and a sum of them.
 fn accumulate(b: &mut Builder, slot: &mut Option<NodeId>, c: NodeId) {
     *slot = Some(match *slot {
         None => c,
-        Some(a) => b.elem(ElemOp::Add, vec![a, c]),
+        Some(a) => match (into_zeros(b, c), into_zeros(b, a)) {
+            (Some(path), _) => increment(b, a, c, path),
+            (None, Some(path)) => increment(b, c, a, path),
+            (None, None) => b.elem(ElemOp::Add, vec![a, c]),
+        },
     });
+}
+
+/// The path of `c` when it is `inc_subtensor(zeros, g, path..)`.
+fn into_zeros(b: &Builder, c: NodeId) -> Option<Vec<PathStep>> {
+    let node = b.g.node(c);
+    let Op::SetSubtensor { path, inc: true } = &node.op else {
+        return None;
+    };
+    let zeros = b.g.node(*node.inputs.first()?);
+    let is_zeros = matches!(zeros.op, Op::FillLike { value } if value == Literal::Float(0.0));
+    is_zeros.then(|| path.clone())
+}
+
+/// `a` incremented at `path` by the value `c = inc_subtensor(zeros, g, path..)` adds.
+fn increment(b: &mut Builder, a: NodeId, c: NodeId, path: Vec<PathStep>) -> NodeId {
+    let mut inputs = b.g.node(c).inputs.clone();
+    inputs[0] = a;
+    let t = b.ty(a);
+    b.add(Op::SetSubtensor { path, inc: true }, inputs, t)
 }
 
 /// Appends typed nodes to the graph being differentiated.

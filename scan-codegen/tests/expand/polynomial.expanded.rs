@@ -148,5 +148,6 @@ pub fn polynomial(
             ),
     );
     let __scan_result = __scan_7;
+    ::scan_runtime::__private::kernels::pool::recycle(__scan_5_buf0);
     ::core::result::Result::Ok(__scan_result)
 }

@@ -18,7 +18,7 @@ pub const KEEP_MIN_BYTES: usize = 4 << 20;
 
 /// How many buffers a thread keeps: a gradient's call holds about this many large ones
 /// (the forward trace, the input projection, the backward loop's stacks).
-pub const KEPT: usize = 8;
+pub const KEPT: usize = 16;
 
 thread_local! {
     /// Kept buffers (each a `Vec<T>` of length 0), oldest first.
