@@ -1208,6 +1208,19 @@ pub fn not_tokens() -> String {
     "the source does not split into Rust tokens: look for an unclosed string, comment or delimiter before this point".into()
 }
 
+// ---------------------------------------------------------------------------------------
+// gradients of the linear algebra (grad/linalg.rs)
+// ---------------------------------------------------------------------------------------
+
+/// A factorisation whose results include an arbitrary basis (`svd`'s vectors with
+/// `full_matrices = true`, `qr`'s `q` with mode "complete"): `option` is the option as
+/// written, `instead` what to write.
+pub fn grad_arbitrary_basis(op: &str, option: &str, instead: &str) -> String {
+    format!(
+        "`grad` cannot differentiate through `{op}` with `{option}`: past min(m, n) its columns are an arbitrary basis, which has no derivative; write `{instead}`"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,13 +34,16 @@
 //!   follows the textbook rule (distinct eigenvalues), `svd` too (distinct nonzero singular
 //!   values; `svdvals` has `ds_i = u_iᵀ dA v_i` everywhere), `qr` with an invertible
 //!   leading block of `r` (`jvp/spectral.rs`); the arbitrary columns of a full `svd` or a
-//!   complete `qr` of a non-square matrix have no rule (an `Err` naming them).
+//!   complete `qr` of a non-square matrix have no rule (an `Err` naming them), asked for
+//!   only when the program reads them (a result of several that no live `Part` reads
+//!   gets no tangent: a full `svd`'s values, a complete `qr`'s `r`, from the thin factors).
 //!
 //! An op is asked for its rule only when a tangent reaches it: a value computed from
 //! values without tangents has none, whatever the op. The rewrite-only ops (`Fused`,
 //! `DotSum`, `ZeroStepShape`) do not appear in the IR before rewrites, which is what the
 //! forward mode reads (`compile_to_ir`); reached by a tangent they are an `Err`.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use ndarray::{arr0, Array1, ArrayD, ArrayViewD, Axis, Dimension, IxDyn, Zip};
@@ -205,7 +208,19 @@ pub fn jvp_graph(
     }
     let mut slots: Vec<Option<Slot>> = (0..graph.nodes.len()).map(|_| None).collect();
     let mut dots: Vec<Tangent> = (0..graph.nodes.len()).map(|_| Tangent::One(None)).collect();
-    for id in graph.live_nodes() {
+    let live = graph.live_nodes();
+    // The results of each node of several that a live `Part` reads: one nobody reads
+    // needs no tangent (svd's arbitrary columns when only its values are read).
+    let read: HashSet<(usize, usize)> = live
+        .iter()
+        .filter_map(
+            |&id| match (&graph.node(id).op, graph.node(id).inputs.first()) {
+                (Op::Part { index }, Some(whole)) => Some((whole.0, *index)),
+                _ => None,
+            },
+        )
+        .collect();
+    for id in live {
         let node = graph.node(id);
         let targs: Vec<Option<Value>> = node
             .inputs
@@ -221,7 +236,7 @@ pub fn jvp_graph(
             }
             _ => {
                 let slot = super::eval_node(graph, id, &slots, inputs)?;
-                let dot = node_tangent(graph, id, &slots, &dots, &slot, &targs, tangents)?;
+                let dot = node_tangent(graph, id, &slots, &dots, &slot, &targs, tangents, &read)?;
                 (slot, dot)
             }
         };
@@ -273,7 +288,9 @@ fn check_tangent(id: NodeId, label: &str, slot: &Slot, dot: &Tangent) -> Result<
     Ok(())
 }
 
-/// The tangent of node `id`, whose value is `slot`, from its inputs' tangents `targs`.
+/// The tangent of node `id`, whose value is `slot`, from its inputs' tangents `targs`;
+/// `read` holds the `(node, index)` of the results of several that are read.
+#[allow(clippy::too_many_arguments)]
 fn node_tangent(
     graph: &Graph,
     id: NodeId,
@@ -282,6 +299,7 @@ fn node_tangent(
     slot: &Slot,
     targs: &[Option<Value>],
     input_tangents: &[Option<Value>],
+    read: &HashSet<(usize, usize)>,
 ) -> Result<Tangent, String> {
     let node = graph.node(id);
     match &node.op {
@@ -305,7 +323,11 @@ fn node_tangent(
     match slot {
         Slot::Scan(parts) => match &node.op {
             Op::Linalg(op) => {
-                linalg_parts(*op, &args, targs, parts, node.ty.dtype, label).map(Tangent::Several)
+                let wanted: Vec<bool> = (0..parts.len())
+                    .map(|k| read.contains(&(id.0, k)))
+                    .collect();
+                linalg_parts(*op, &args, targs, parts, &wanted, node.ty.dtype, label)
+                    .map(Tangent::Several)
             }
             _ => Err(format!(
                 "internal error: `{label}` has several results but is not a linear-algebra node"
@@ -1002,15 +1024,18 @@ fn linalg_tangent(
     }
 }
 
-/// The tangents of the results of a linear-algebra function of several (`parts`).
+/// The tangents of the results of a linear-algebra function of several (`parts`); those
+/// not `read` may be left out (`None`), and are where they have no rule.
 fn linalg_parts(
     op: LinalgOp,
     args: &[Value],
     targs: &[Option<Value>],
     parts: &[Value],
+    read: &[bool],
     dtype: DType,
     label: &str,
 ) -> Result<Vec<Option<Value>>, String> {
+    let read = |k: usize| read.get(k).copied().unwrap_or(true);
     let (Some(a), Some(Some(da))) = (args.first(), targs.first()) else {
         return Ok(vec![None; parts.len()]);
     };
@@ -1038,12 +1063,33 @@ fn linalg_parts(
             let dv = ops::dot(v, &Value::F64(fk).cast(dtype), label)?;
             Ok(vec![Some(dw), Some(dv)])
         }
+        // Only `r` read: from the reduced factors (a complete `r`'s rows past min(m, n)
+        // are zeros, and so are their tangents).
+        (LinalgOp::Qr { .. }, [_, r]) if !read(0) => {
+            let reduced = LinalgOp::Qr {
+                mode: crate::ir::QrMode::Reduced,
+            };
+            let qr = linalg::several(reduced, std::slice::from_ref(a), dtype, label)?;
+            let dr = spectral::qr(&qr[0], &qr[1], da, false, label)?.1;
+            let rows = r.shape().first().copied().unwrap_or(0);
+            let missing = rows.saturating_sub(dr.shape().first().copied().unwrap_or(0));
+            let dr = if missing == 0 {
+                dr
+            } else {
+                let mut shape = r.shape().to_vec();
+                shape[0] = missing;
+                let zeros = Value::F64(ArrayD::zeros(IxDyn(&shape))).cast(dtype);
+                assemble::concatenate(&[dr, zeros], 0, label)?
+            };
+            Ok(vec![None, Some(dr)])
+        }
         (LinalgOp::Qr { .. }, [q, r]) => {
             let (dq, dr) = spectral::qr(q, r, da, true, label)?;
             Ok(vec![dq, Some(dr)])
         }
         (LinalgOp::Svd { .. }, [u, s, vh]) => {
-            let (du, ds, dvh) = spectral::svd(u, s, vh, da, false, label)?;
+            let values_only = !read(0) && !read(2);
+            let (du, ds, dvh) = spectral::svd(u, s, vh, da, values_only, label)?;
             Ok(vec![du, Some(ds), dvh])
         }
         _ => Err(format!(

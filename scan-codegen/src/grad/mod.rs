@@ -12,12 +12,15 @@
 //!
 //! A scan's adjoint is another scan, going backwards over the forward steps (`scan.rs`):
 //! the sweep gathers the adjoints of its `ScanOutput` reads and hands them over at the
-//! `Scan` node.
+//! `Scan` node. A linear-algebra node with several results (`slogdet`, `eigh`, ...) is
+//! met the same way: the adjoints of its `Part` reads gathered, then handed to its rule
+//! (`linalg.rs`, which holds every rule of the linear algebra).
 //!
 //! The elementwise family's derivatives live beside its forward rules, in
 //! `ir/elemwise.rs` (`ElemOp::partials`); a broadcast operand's contribution is summed
 //! back to its shape by `Op::Unbroadcast` (sizes are known only at run time).
 
+mod linalg;
 mod rules;
 mod scan;
 
@@ -140,9 +143,10 @@ fn sweep(
             && (node.ty.dtype.is_float() || matches!(node.op, Op::Scan(_)) || node.op.has_parts())
     };
     let mut adjoint: Vec<Option<NodeId>> = vec![None; n];
-    // The adjoints of a scan's results, by output, gathered from its `ScanOutput` reads
-    // until the sweep reaches the scan node itself.
-    let mut scan_adjoints: HashMap<usize, Vec<Option<NodeId>>> = HashMap::new();
+    // The adjoints of the results of a node with several (a scan, read through
+    // `ScanOutput`; a factorisation, through `Part`), by result, gathered from its reads
+    // until the sweep reaches the node itself.
+    let mut gathered: HashMap<usize, Vec<Option<NodeId>>> = HashMap::new();
     for &(s, g) in seeds {
         accumulate(b, &mut adjoint[s.0], g);
     }
@@ -153,20 +157,21 @@ fn sweep(
         }
         let op = b.g.node(id).op.clone();
         let inputs = b.g.node(id).inputs.clone();
-        if let Op::ScanOutput { index } = op {
+        if let Op::ScanOutput { index } | Op::Part { index } = op {
             if let Some(gy) = adjoint[i] {
-                let scan = inputs[0];
-                let n_outputs = match &b.g.node(scan).op {
+                let whole = inputs[0];
+                let n_results = match &b.g.node(whole).op {
                     Op::Scan(s) => s.outputs.len(),
+                    Op::Linalg(l) => l.parts().map_or(0, <[usize]>::len),
                     _ => 0,
                 };
-                let mut slots = scan_adjoints
-                    .remove(&scan.0)
-                    .unwrap_or_else(|| vec![None; n_outputs]);
+                let mut slots = gathered
+                    .remove(&whole.0)
+                    .unwrap_or_else(|| vec![None; n_results]);
                 if let Some(slot) = slots.get_mut(index) {
                     accumulate(b, slot, gy);
                 }
-                scan_adjoints.insert(scan.0, slots);
+                gathered.insert(whole.0, slots);
             }
             continue;
         }
@@ -175,10 +180,15 @@ fn sweep(
             continue;
         }
         let contributions = if let Op::Scan(_) = op {
-            let Some(gs) = scan_adjoints.remove(&i) else {
+            let Some(gs) = gathered.remove(&i) else {
                 continue;
             };
             scan::adjoints(b, id, &gs, &want)?
+        } else if let (Op::Linalg(l), true) = (&op, op.has_parts()) {
+            let Some(gs) = gathered.remove(&i) else {
+                continue;
+            };
+            linalg::parts(b, *l, id, &gs, &want)?
         } else {
             let Some(gy) = adjoint[i] else { continue };
             rules::adjoints(b, id, gy, &want)?

@@ -3,7 +3,7 @@
 //! of that operand's type. The `match` has no wildcard arm: a new op must say here how
 //! the gradient passes through it, or that it cannot (a compile error naming it, never a
 //! silent zero). Conventions (ties, kinks, repeated indices) are PyTensor's, documented in
-//! docs/SEMANTICS.md ("Gradients").
+//! docs/SEMANTICS.md ("Gradients"). The linear algebra's rules are in `linalg.rs`.
 
 use super::Builder;
 use crate::ir::{ElemOp, NodeId, Op, Partial, PathStep, ReduceOp};
@@ -127,17 +127,17 @@ pub(super) fn adjoints(
                 out.push((0, b.unbroadcast(g, x(0))));
             }
         }
-        // A vector's diagonal matrix: the adjoint's diagonal. A matrix's diagonal would
-        // need a write of a diagonal, which the IR has no op for yet.
+        // A vector's diagonal matrix: the adjoint's diagonal.
         Op::Diag if ty.rank == 2 => {
             if want[0] {
                 let t = b.ty(x(0));
                 out.push((0, b.add(Op::Diag, vec![g, x(1)], t)));
             }
         }
+        // A matrix's diagonal k: the adjoint on that diagonal of zeros.
         Op::Diag => {
             if want[0] {
-                return Err(msg::grad_no_rule("diag", Some("of a matrix")));
+                out.push((0, diagonal(b, x(0), x(1), g)));
             }
         }
         Op::Tri { upper } => {
@@ -295,11 +295,10 @@ pub(super) fn adjoints(
                 out.push((0, g));
             }
         }
-        Op::Linalg(op) => {
-            if want.iter().any(|&w| w) {
-                return Err(msg::grad_no_rule(op.name(), None));
-            }
-        }
+        // The linear algebra's rules live in `linalg.rs`.
+        Op::Linalg(op) => out = super::linalg::adjoints(b, *op, y, g, want)?,
+        // The sweep gathers a factorisation's adjoints by part and hands them to
+        // `linalg::parts` at the node itself.
         Op::Part { .. } => {
             if want[0] {
                 let name = match &b.g.node(x(0)).op {
@@ -348,6 +347,37 @@ pub(super) fn adjoints(
         }
     }
     Ok(out)
+}
+
+/// The adjoint of `diag(m, k)` of a matrix `m` (`[r, c]`) given the diagonal's adjoint
+/// `g`: `diag(g, k)`, a square matrix of side `s = len(g) + |k|` whose nonzero elements are
+/// all within `m`'s shape, cut to it and written into zeros of m's shape:
+/// `set_subtensor(zeros_like(m)[..s, ..s], diag(g, k)[..r, ..c])` (both regions are
+/// `[min(s, r), min(s, c)]`).
+fn diagonal(b: &mut Builder, m: NodeId, k: NodeId, g: NodeId) -> NodeId {
+    let t = b.ty(m);
+    let d = b.add(Op::Diag, vec![g, k], t);
+    let corner = vec![
+        PathStep::Slice {
+            start: false,
+            end: true,
+        },
+        PathStep::At(1),
+        PathStep::Slice {
+            start: false,
+            end: true,
+        },
+        PathStep::At(0),
+    ];
+    let (r, c) = (b.shape(m, 0), b.shape(m, 1));
+    let cut = b.subtensor(d, corner.clone(), vec![r, c]);
+    let s = b.shape(d, 0);
+    let zeros = b.zeros_like(m);
+    let op = Op::SetSubtensor {
+        path: corner,
+        inc: false,
+    };
+    b.add(op, vec![zeros, cut, s, s], t)
 }
 
 /// The adjoint of the array written into (`set_subtensor` and kin): all of g when

@@ -7,7 +7,8 @@
 //!   the diagonal, 0 on it (distinct, nonzero singular values, else an `Err`; `svdvals`
 //!   is never one: at a repeated value it gives `diag(dP)`, one of the one-sided
 //!   derivatives' candidates, as the reverse modes of PyTensor and JAX do).
-//!   A full `u` or `vh` with columns past `min(m, n)` (an arbitrary basis) has no rule.
+//!   A full `u` or `vh` with columns past `min(m, n)` (an arbitrary basis) has no rule;
+//!   `ds` reads their first `k` columns alone, so the values of a full `svd` have one.
 //! - `qr` of `a = Q [R₁ R₂]` (`R₁` `k x k`, `k = min(m, n)`): with `X = dA₁ R₁⁻¹` and
 //!   `M = Qᵀ X`, `Ω = tril(M, -1) - tril(M, -1)ᵀ` (Qᵀ dQ, skew), `dQ = Q Ω + X - Q M`,
 //!   `dR = Qᵀ dA - Ω R` (from `dA = dQ R + Q dR` and `Qᵀ dQ = Ω`). `R₁` must be invertible;
@@ -59,16 +60,26 @@ pub fn svd(
         matrix(da, label)?,
     );
     let k = s.len();
+    if k > u.ncols() || k > v.ncols() {
+        return Err(format!("IR error: `{label}`: svd's factors of {k} values"));
+    }
+    // The values read the first k columns alone (also of full factors).
+    let ds = u
+        .slice(s![.., ..k])
+        .t()
+        .dot(&da)
+        .dot(&v.slice(s![.., ..k]))
+        .diag()
+        .to_owned();
+    if values_only {
+        return Ok((None, value(ds, dtype), None));
+    }
     if u.ncols() != k || v.ncols() != k {
         return Err(format!(
             "`{label}`: the forward mode has no derivative rule for svd's vectors past min(m, n) (full_matrices = true of a matrix that is not square)"
         ));
     }
     let dp = u.t().dot(&da).dot(&v);
-    let ds = dp.diag().to_owned();
-    if values_only {
-        return Ok((None, value(ds, dtype), None));
-    }
     let f = Array2::from_shape_fn((k, k), |(i, j)| {
         if i == j {
             0.0
