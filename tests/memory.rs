@@ -156,6 +156,28 @@ mod programs {
         pub fn total_right(u: ArrayView2<f64>) -> Result<Array1<f64>> {
             Ok(foldr(|u_t, s| s * 0.5 + u_t, sequences = u, outputs_info = zeros_like(u[0])))
         }
+
+        /// An Elman RNN whose cost reads its last state (an encoder), differentiated with
+        /// respect to its weights and initial state: without checkpoints, the backward
+        /// pass reads every state from the forward trace.
+        #[allow(clippy::type_complexity)]
+        pub fn elman_grad(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(f64, Array2<f64>, Array2<f64>, Array1<f64>, Array1<f64>)> {
+            let hs = scan(|x_t, h, w, u, b| tanh(dot(x_t, w) + dot(h, u) + b), sequences = x, outputs_info = h0, non_sequences = [w, u, b]);
+            let last = hs[-1];
+            let cost = sum(last * last);
+            let (gw, gu, gb, gh0) = grad(cost, [w, u, b, h0]);
+            Ok((cost, gw, gu, gb, gh0))
+        }
+
+        /// The same storing the state before every 32nd step.
+        #[allow(clippy::type_complexity)]
+        pub fn elman_grad_ck32(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(f64, Array2<f64>, Array2<f64>, Array1<f64>, Array1<f64>)> {
+            let hs = scan(|x_t, h, w, u, b| tanh(dot(x_t, w) + dot(h, u) + b), sequences = x, outputs_info = h0, non_sequences = [w, u, b], checkpoints = 32);
+            let last = hs[-1];
+            let cost = sum(last * last);
+            let (gw, gu, gb, gh0) = grad(cost, [w, u, b, h0]);
+            Ok((cost, gw, gu, gb, gh0))
+        }
     }
 }
 
@@ -345,5 +367,106 @@ fn reading_the_first_steps_of_a_long_loop_runs_only_those() {
         "first_steps",
         vec![Value::from(10i64)],
         vec![Value::from(got.0), Value::from(got.1)],
+    );
+}
+
+/// `checkpoints = 32` on an Elman RNN (hidden size 64) whose cost reads its last state:
+/// the part of the gradient's peak heap that grows with the number of steps T shrinks by
+/// about 32. Measured as the growth of the peak from T = 1000 to T = 2000, per step, so
+/// that what does not depend on T (weights' gradients, the loops' buffers and packed
+/// matrices: more loops with checkpoints) drops out. Of that growth, both programs hold
+/// two T x 64 arrays of f64 whatever the checkpoints, computed from the program: the
+/// cost's adjoint of the states (zeros with the last row's adjoint added in place) and the
+/// input projection `x W` hoisted before the forward loop. The
+/// rest is the trace part: without checkpoints the forward trace, 1 row per step (the
+/// backward pass reads `h[t-1]` through a view of it with h0 in front, and computes
+/// `1 - h^2` in its step); with checkpoints the window before each segment and its copy
+/// with h0 in front, about 2 rows per 32 steps (a segment's own rows are reused from
+/// segment to segment and do not grow with T). The bound asserted, at most an eighth of
+/// the trace part without checkpoints (the expected ratio is 16 to 32) and at most 4 rows
+/// per segment of 32 steps, is computed from those counts, not from the measurement.
+#[test]
+fn checkpoints_shrink_the_gradients_trace_part_by_about_n() {
+    let (n_in, hidden, every) = (16usize, 64usize, 32usize);
+    let h0 = Array1::from_shape_fn(hidden, |i| (i as f64 * 0.3).sin() * 0.5);
+    let w = Array2::from_shape_fn((n_in, hidden), |(i, j)| {
+        ((i * 7 + j * 3) % 11) as f64 * 0.02 - 0.1
+    });
+    let u = Array2::from_shape_fn((hidden, hidden), |(i, j)| {
+        ((i * 5 + j * 13) % 17) as f64 * 0.01 - 0.08
+    });
+    let b = Array1::from_shape_fn(hidden, |i| (i % 5) as f64 * 0.01);
+    let row = hidden * std::mem::size_of::<f64>();
+    let mut peaks = Vec::new();
+    for t in [1000usize, 2000] {
+        let x = Array2::from_shape_fn((t, n_in), |(i, j)| ((i * 3 + j) % 7) as f64 * 0.1 - 0.3);
+        let plain = || programs::elman_grad(x.view(), h0.view(), w.view(), u.view(), b.view());
+        let checkpointed =
+            || programs::elman_grad_ck32(x.view(), h0.view(), w.view(), u.view(), b.view());
+        // Warm-up: the threads' matrix-product buffers, made once.
+        // The runtime's pool emptied before each: a call then allocates its large buffers
+        // afresh, where it would otherwise reuse the last call's.
+        let _ = (plain().unwrap(), checkpointed().unwrap());
+        scan_runtime::kernels::pool::release();
+        let (peak_plain, p) = peak_bytes(|| plain().unwrap());
+        scan_runtime::kernels::pool::release();
+        let (peak_ck, c) = peak_bytes(|| checkpointed().unwrap());
+        // The same numbers (the segments' contributions are summed in another order).
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(1.0);
+        let flat = |r: &(f64, Array2<f64>, Array2<f64>, Array1<f64>, Array1<f64>)| {
+            let mut v = vec![r.0];
+            v.extend(r.1.iter().chain(&r.2).chain(&r.3).chain(&r.4));
+            v
+        };
+        for (k, (x, y)) in flat(&p).into_iter().zip(flat(&c)).enumerate() {
+            assert!(close(x, y), "T = {t}, value {k}: {x} vs {y}");
+        }
+        peaks.push((t, peak_plain, peak_ck));
+    }
+    let [(t1, plain1, ck1), (t2, plain2, ck2)] = peaks[..] else {
+        unreachable!()
+    };
+    let per_step = |a: usize, b: usize| (b as f64 - a as f64) / (t2 - t1) as f64;
+    let fixed = 2.0 * row as f64;
+    let trace_plain = per_step(plain1, plain2) - fixed;
+    let trace_ck = per_step(ck1, ck2) - fixed;
+    let report = format!(
+        "peaks: T = {t1}: {plain1} bytes without checkpoints, {ck1} with; T = {t2}: {plain2}, \
+         {ck2}; per step beyond the fixed {fixed} bytes: {trace_plain:.1} without, {trace_ck:.1} with"
+    );
+    // The measurement sees the trace.
+    assert!(trace_plain >= row as f64, "{report}");
+    assert!(trace_ck * 8.0 <= trace_plain, "{report}");
+    assert!(trace_ck <= 4.0 * row as f64 / every as f64, "{report}");
+    eprintln!("{report}");
+    // The program agrees with the evaluator (smaller sizes: 2 segments and 5 steps).
+    let x = Array2::from_shape_fn((69, 3), |(i, j)| ((i * 3 + j) % 7) as f64 * 0.1 - 0.3);
+    let (h0, w, u, b) = (
+        h0.slice(s![..5]),
+        w.slice(s![..3, ..5]),
+        u.slice(s![..5, ..5]),
+        b.slice(s![..5]),
+    );
+    let c = programs::elman_grad_ck32(x.view(), h0, w, u, b).unwrap();
+    second_opinion(
+        programs::SOURCE,
+        "elman_grad_ck32",
+        [
+            x.into_dyn(),
+            h0.to_owned().into_dyn(),
+            w.to_owned().into_dyn(),
+            u.to_owned().into_dyn(),
+            b.to_owned().into_dyn(),
+        ]
+        .iter()
+        .map(Value::from)
+        .collect(),
+        vec![
+            Value::from(c.0),
+            Value::from(c.1),
+            Value::from(c.2),
+            Value::from(c.3),
+            Value::from(c.4),
+        ],
     );
 }

@@ -145,6 +145,16 @@ mod programs {
             Ok((gw, gu, gx))
         }
 
+        /// The same with checkpoints every 6 steps: the checkpoint pass, the tail and the
+        /// backward pass over segments each run nested loops (a segment recomputed, then
+        /// its backward pass), whose buffers are made once and reused segment after segment.
+        #[allow(clippy::type_complexity)]
+        pub fn rnn_grad_checkpoints(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+            let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u], checkpoints = 6);
+            let (gw, gu, gx) = grad(sum(hs[-1]), [w, u, x]);
+            Ok((gw, gu, gx))
+        }
+
         /// A batch RNN: matrix·matrix products in the step (h is [B, H]).
         pub fn batch_rnn(x: ArrayView3<f32>, h0: ArrayView2<f32>, w: ArrayView2<f32>, u: ArrayView2<f32>) -> Result<Array3<f32>> {
             let hs = scan(|x_t, h, w, u| tanh(h.dot(w) + x_t.dot(u)), sequences = x, outputs_info = h0, non_sequences = [w, u]);
@@ -338,6 +348,36 @@ fn a_gradient_through_a_scan() {
             g
         }
     });
+}
+
+/// The same with checkpoints: per call, not per step, and not per segment either. 10 and
+/// 1000 steps are 1 and 166 segments of 6 with the same 4 steps after them, so that the
+/// loop over those last steps sizes its buffers in both calls alike.
+#[test]
+fn a_checkpointed_gradient_through_a_scan() {
+    let (n_in, n_h) = (3, 4);
+    let h0 = Array1::zeros(n_h);
+    let w = matrix(n_h, n_h, 2) * 0.5;
+    let u = matrix(n_in, n_h, 3);
+    assert_eq!((10 % 6, 1000 % 6), (4, 4));
+    assert_allocations_independent_of_steps("rnn_grad_checkpoints", |n| {
+        let x = matrix(n, n_in, 4);
+        let (h0, w, u) = (h0.clone(), w.clone(), u.clone());
+        move || {
+            let g =
+                programs::rnn_grad_checkpoints(x.view(), h0.view(), w.view(), u.view()).unwrap();
+            assert_eq!(g.2.dim(), (n, n_in));
+            g
+        }
+    });
+    let x = matrix(9, n_in, 4);
+    let g = programs::rnn_grad_checkpoints(x.view(), h0.view(), w.view(), u.view()).unwrap();
+    second_opinion(
+        programs::SOURCE,
+        "rnn_grad_checkpoints",
+        vec![x.into(), h0.into(), w.into(), u.into()],
+        vec![g.0.into(), g.1.into(), g.2.into()],
+    );
 }
 
 #[test]

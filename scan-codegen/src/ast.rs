@@ -208,6 +208,10 @@ pub struct ScanCall {
     pub unroll: usize,
     /// `truncate_gradient = k`: gradients backpropagate through the last k steps only.
     pub truncate_gradient: Option<usize>,
+    /// `checkpoints = n` (PyTensor's `scan_checkpoints(.., save_every_N = n)`): a gradient
+    /// through the scan stores every n-th state and recomputes the steps between them; the
+    /// span of the value, for errors of combinations.
+    pub checkpoints: Option<(usize, Span)>,
     pub name: Option<String>,
     /// An argument was lost to a reported error (a sequence that did not parse, an
     /// unknown keyword): the step's argument count and the number of steps are not

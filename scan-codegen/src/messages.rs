@@ -383,6 +383,17 @@ pub fn truncate_gradient(found: &str) -> String {
     )
 }
 
+pub fn checkpoints(found: &str) -> String {
+    format!(
+        "`checkpoints` takes a positive integer literal: the steps between two states a gradient's forward pass stores (`checkpoints = 32` keeps every 32nd), found `{found}`"
+    )
+}
+
+/// `checkpoints = n` beside `truncate_gradient = k`.
+pub fn checkpoints_with_truncate() -> String {
+    "`checkpoints` cannot be combined with `truncate_gradient`: truncated backpropagation stops inside a segment of recomputed steps; keep one of them".into()
+}
+
 pub fn flag_not_bool(key: &str, found: &str) -> String {
     format!("`{key}` takes `true` or `false`, found `{found}`: the choice is made when compiling")
 }
@@ -913,6 +924,12 @@ pub fn grad_internal(op: &str, found: Type, expected: Type) -> String {
         a(found),
         a(expected)
     )
+}
+
+/// The backward passes of a checkpointed scan's last steps and of its segments, built from
+/// the same step, came out differently (`grad/checkpoints.rs`).
+pub fn grad_checkpoints_internal(scan: &str) -> String {
+    format!("internal error: the backward passes over the segments of `{scan}` (`checkpoints`) do not match; please report it")
 }
 
 // ---------------------------------------------------------------------------------------

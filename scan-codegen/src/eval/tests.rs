@@ -160,6 +160,7 @@ fn scan_op(sequences: Vec<Sequence>, outputs: Vec<Output>, step: Graph) -> ScanO
         unroll: 1,
         max_steps: None,
         truncate_gradient: None,
+        checkpoints: None,
         step,
     }
 }

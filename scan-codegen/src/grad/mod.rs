@@ -12,14 +12,17 @@
 //!
 //! A scan's adjoint is another scan, going backwards over the forward steps (`scan.rs`):
 //! the sweep gathers the adjoints of its `ScanOutput` reads and hands them over at the
-//! `Scan` node. A linear-algebra node with several results (`slogdet`, `eigh`, ...) is
-//! met the same way: the adjoints of its `Part` reads gathered, then handed to its rule
-//! (`linalg.rs`, which holds every rule of the linear algebra).
+//! `Scan` node. With `checkpoints = N`, nested scans that store every N-th state and
+//! recompute the segments between them (`checkpoints.rs`). A linear-algebra node with
+//! several results (`slogdet`, `eigh`, ...) is met the same way: the adjoints of its
+//! `Part` reads gathered, then handed to its rule (`linalg.rs`, which holds every rule of
+//! the linear algebra).
 //!
 //! The elementwise family's derivatives live beside its forward rules, in
 //! `ir/elemwise.rs` (`ElemOp::partials`); a broadcast operand's contribution is summed
 //! back to its shape by `Op::Unbroadcast` (sizes are known only at run time).
 
+mod checkpoints;
 mod linalg;
 mod rules;
 mod scan;
@@ -318,11 +321,17 @@ impl Builder<'_> {
         }
     }
 
-    /// zeros of x's type: a constant for a scalar, else `zeros_like(x)`.
+    /// zeros of x's type: a constant for a scalar, else `zeros_like(x)` (zeros of x's
+    /// shape for a trace of a scan with `checkpoints`, whose shape is known without it).
     fn zeros_like(&mut self, x: NodeId) -> NodeId {
         let t = self.ty(x);
         if t.rank == 0 {
             return self.float(0.0, t.dtype);
+        }
+        if checkpoints::is_checkpointed_trace(self, x) {
+            let mut inputs = vec![self.float(0.0, t.dtype)];
+            inputs.extend(self.shapes(x));
+            return self.add(Op::Full, inputs, t);
         }
         self.add(
             Op::FillLike {
@@ -339,6 +348,12 @@ impl Builder<'_> {
     fn shape(&mut self, x: NodeId, axis: usize) -> NodeId {
         let node = self.g.node(x).clone();
         match (&node.op, &node.inputs[..]) {
+            (Op::ScanOutput { index }, &[scan]) => {
+                // A trace of a scan with `checkpoints`: not kept for its shape.
+                if let Some(length) = checkpoints::trace_shape(self, scan, *index, axis) {
+                    return length;
+                }
+            }
             (Op::Dot, &[a, b]) => match (self.ty(a).rank, self.ty(b).rank, axis) {
                 (2, 2, 0) | (2, 1, 0) => return self.shape(a, 0),
                 (2, 2, 1) | (1, 2, 0) => return self.shape(b, 1),
@@ -399,7 +414,8 @@ impl Builder<'_> {
         }
         // Only like's shape is read: a computed value is replaced by a view of its shape
         // (zeros broadcast), so that its computation is not kept for it.
-        let like = if matches!(self.g.node(like).op, Op::Dot | Op::Elemwise(_) | Op::Cast) {
+        let computed = matches!(self.g.node(like).op, Op::Dot | Op::Elemwise(_) | Op::Cast);
+        let like = if computed || checkpoints::is_checkpointed_trace(self, like) {
             let mut inputs = vec![self.float(0.0, t.dtype)];
             inputs.extend(self.shapes(like));
             self.add(Op::BroadcastTo, inputs, t)

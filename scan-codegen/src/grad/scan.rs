@@ -21,7 +21,10 @@
 //! The results: an initial state's adjoint is the carried adjoints after the last backward
 //! step (`c_d .. c_1` for the rows `init[0..d]`), a non-sequence's its sum, a sequence's the
 //! rows of each tap added into zeros where the tap read them. `truncate_gradient = k` runs
-//! the backward scan over the last `k` forward steps only (PyTensor's truncated BPTT).
+//! the backward scan over the last `k` forward steps only (PyTensor's truncated BPTT). A
+//! scan with `checkpoints = N` is handed to `checkpoints.rs`, which builds its gradient from
+//! the two halves here: [`backward`] (the backward scan of any forward scan node, from given
+//! carried adjoints) and [`contributions`] (the adjoints of the forward scan's inputs).
 
 use super::{sweep, Builder};
 use crate::ir::{
@@ -32,11 +35,22 @@ use crate::messages as msg;
 
 /// How the forward loop walks its sequences.
 #[derive(Clone, Copy)]
-enum Direction {
+pub(super) enum Direction {
     Forwards,
     Backwards,
     /// `go_backwards = flag`: known at run time.
     Flag(NodeId),
+}
+
+impl Direction {
+    /// The direction of the scan `op` whose outer inputs are `xs`.
+    pub(super) fn of(op: &ScanOp, xs: &[NodeId]) -> Direction {
+        match op.backwards_flag_input() {
+            Some(k) => Direction::Flag(xs[k]),
+            None if op.go_backwards => Direction::Backwards,
+            None => Direction::Forwards,
+        }
+    }
 }
 
 /// The contributions `(outer input position, node)` of the scan node `scan`, given the
@@ -52,18 +66,92 @@ pub(super) fn adjoints(
     let Op::Scan(op) = &node.op else {
         return Err(msg::grad_no_rule("a scan's result", None));
     };
-    let op: &ScanOp = op;
-    let xs = &node.inputs;
     if op.sequences.iter().any(|s| s.arange) {
         // Made by push_out_seq, which runs after `grad`.
         return Err(msg::grad_no_rule("a loop over its index", None));
     }
-    let f = &op.step;
-    let direction = match op.backwards_flag_input() {
-        Some(k) => Direction::Flag(xs[k]),
-        None if op.go_backwards => Direction::Backwards,
-        None => Direction::Forwards,
+    if op.checkpoints.is_some() {
+        return super::checkpoints::adjoints(b, scan, gys, want);
+    }
+    let first_ns = op.first_non_sequence_input();
+    let want_seq = &want[..op.sequences.len()];
+    let want_ns = &want[first_ns..first_ns + op.non_sequences.len()];
+    let Some(back) = backward(b, scan, gys, want_seq, want_ns, op.truncate_gradient, None)? else {
+        return Ok(Vec::new());
     };
+    Ok(contributions(
+        b,
+        &node,
+        &back.adjoints,
+        want,
+        back.steps,
+        back.m,
+    ))
+}
+
+/// What a backward pass leaves: the adjoints gathered over the steps it went through.
+pub(super) struct Adjoints {
+    /// Per float recurrent output (in output order, as [`carried`] lists them): the
+    /// adjoints `c_1 .. c_d` after the last backward step, `c_j` that of `y[t - j]` for
+    /// the first step `t` gone through.
+    pub carries: Vec<(usize, Vec<NodeId>)>,
+    /// Per differentiated non-sequence (in order): its adjoint summed over the steps.
+    pub sums: Vec<(usize, NodeId)>,
+    /// Per differentiated sequence tap that has an adjoint, `(sequence, tap position,
+    /// rows)`: row `i` the adjoint of the row forward step `T - 1 - i` read through it.
+    pub rows: Vec<(usize, usize, NodeId)>,
+    /// The rows have the sequence's row shape also with no step (else, a map output's,
+    /// they have every axis 0 then, and are reshaped).
+    pub shaped: bool,
+}
+
+/// A backward pass built by [`backward`]: the forward steps taken `T`, those gone through
+/// `m` (the last ones), and the adjoints.
+pub(super) struct Backward {
+    pub steps: NodeId,
+    pub m: NodeId,
+    pub adjoints: Adjoints,
+}
+
+/// Where the carried adjoints of a backward pass start (by default, zeros): `c_1 .. c_d`
+/// per output of [`carried`], and a sum per differentiated non-sequence, each of the type
+/// the pass carries.
+pub(super) struct Start {
+    pub carries: Vec<Vec<NodeId>>,
+    pub sums: Vec<NodeId>,
+}
+
+/// The outputs whose adjoints a backward pass over `op` carries from step to step, with
+/// their depth: the float recurrent ones, in output order.
+fn carried(op: &ScanOp) -> Vec<(usize, usize)> {
+    op.recurrent_outputs()
+        .filter(|(o, _)| op.step.ty(op.step.outputs[*o]).dtype.is_float())
+        .map(|(o, out)| (o, out.depth() as usize))
+        .collect()
+}
+
+/// The backward scan of the forward scan node `scan` of `b`'s graph, appended there, with
+/// the adjoints `gys` of the forward outputs' traces, differentiating the sequences and
+/// non-sequences marked in `want_seq` and `want_ns`, through the last `truncate` steps (all
+/// of them for `None`), its carried adjoints starting from `start` (zeros for `None`).
+/// `None` when the scan has no output.
+pub(super) fn backward(
+    b: &mut Builder,
+    scan: NodeId,
+    gys: &[Option<NodeId>],
+    want_seq: &[bool],
+    want_ns: &[bool],
+    truncate: Option<usize>,
+    start: Option<Start>,
+) -> Result<Option<Backward>, String> {
+    let node = b.g.node(scan).clone();
+    let Op::Scan(op) = &node.op else {
+        return Err(msg::grad_no_rule("a scan's result", None));
+    };
+    let op: &ScanOp = op;
+    let xs = &node.inputs;
+    let f = &op.step;
+    let direction = Direction::of(op, xs);
     let result_ty = |o: usize| f.ty(f.outputs[o]);
     let traces: Vec<NodeId> = (0..op.outputs.len())
         .map(|o| {
@@ -77,7 +165,7 @@ pub(super) fn adjoints(
         .collect();
     // The steps taken, and those backpropagated through.
     let Some(&first) = traces.first() else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let steps = b.shape(first, 0);
     // Each recurrent output with the position of its initial state among the outer inputs.
@@ -85,7 +173,7 @@ pub(super) fn adjoints(
         .recurrent_outputs()
         .filter_map(|(o, _)| op.init_input(o).map(|at| (o, at)))
         .collect();
-    let m = match op.truncate_gradient {
+    let m = match truncate {
         Some(k) => {
             let k = b.int(k as i64);
             b.elem(ElemOp::Minimum, vec![steps, k])
@@ -169,26 +257,22 @@ pub(super) fn adjoints(
         .map(|(_, ty, name)| g.add_input(name, *ty, span))
         .collect();
     // Carried adjoints: per float recurrent output, c_1 .. c_d; then the sums.
-    let float_out = |o: usize| result_ty(o).dtype.is_float();
     let mut carries: Vec<(usize, usize, Vec<NodeId>)> = Vec::new();
-    for &(o, at) in &recurrent {
+    for (o, d) in carried(op) {
+        let Some(at) = op.init_input(o) else { continue };
         let out = &op.outputs[o];
-        if float_out(o) {
-            let c = (1..=out.depth())
-                .map(|j| {
-                    g.add_input(
-                        &format!("adjoint of {}[t-{j}]", out.label),
-                        result_ty(o),
-                        span,
-                    )
-                })
-                .collect();
-            carries.push((o, at, c));
-        }
+        let c = (1..=d)
+            .map(|j| {
+                g.add_input(
+                    &format!("adjoint of {}[t-{j}]", out.label),
+                    result_ty(o),
+                    span,
+                )
+            })
+            .collect();
+        carries.push((o, at, c));
     }
-    let wanted_ns: Vec<usize> = (0..non_sequences.len())
-        .filter(|&n| want[first_ns + n])
-        .collect();
+    let wanted_ns: Vec<usize> = (0..non_sequences.len()).filter(|&n| want_ns[n]).collect();
     let sums: Vec<NodeId> = wanted_ns
         .iter()
         .map(|&n| {
@@ -223,7 +307,7 @@ pub(super) fn adjoints(
     };
     // Each output's adjoint at t: the cost's row plus the carried part.
     let mut seeds = Vec::new();
-    for o in (0..op.outputs.len()).filter(|&o| float_out(o)) {
+    for o in (0..op.outputs.len()).filter(|&o| result_ty(o).dtype.is_float()) {
         let carried = carries
             .iter()
             .find(|(p, _, _)| *p == o)
@@ -241,7 +325,7 @@ pub(super) fn adjoints(
     let mut wrt: Vec<NodeId> = Vec::new();
     let mut seq_wrt = Vec::new();
     for (s, seq) in op.sequences.iter().enumerate() {
-        if want[s] {
+        if want_seq[s] {
             for j in 0..seq.taps.len() {
                 seq_wrt.push((s, j, wrt.len()));
                 wrt.push(seq_inputs[first_tap_seq + op.first_sequence_tap_input(s) + j]);
@@ -331,29 +415,40 @@ pub(super) fn adjoints(
 
     // The backward scan's outer inputs: sequences, initial carries, non-sequences, steps.
     let mut outer: Vec<NodeId> = seqs.iter().map(|(x, _, _)| *x).collect();
-    let mut zero_rows = Vec::new();
-    for (o, at, c) in &carries {
-        let init = xs[*at];
-        let zero = if op.outputs[*o].kind() == OutputKind::Sitsot {
-            b.zeros_like(init)
-        } else {
-            let first = b.int(0);
-            let row = b.subtensor(init, vec![PathStep::Index], vec![first]);
-            b.zeros_like(row)
-        };
-        if b.ty(zero) != result_ty(*o) {
-            return Err(msg::grad_internal("scan", b.ty(zero), result_ty(*o)));
+    let (first_carries, first_sums) = match start {
+        Some(Start { carries, sums }) => (carries, sums),
+        None => {
+            let mut zero_rows = Vec::new();
+            for (o, at, c) in &carries {
+                let init = xs[*at];
+                let zero = if op.outputs[*o].kind() == OutputKind::Sitsot {
+                    b.zeros_like(init)
+                } else {
+                    let first = b.int(0);
+                    let row = b.subtensor(init, vec![PathStep::Index], vec![first]);
+                    b.zeros_like(row)
+                };
+                zero_rows.push(vec![zero; c.len()]);
+            }
+            let zero_sums = wanted_ns
+                .iter()
+                .map(|&n| b.zeros_like(non_sequences[n]))
+                .collect();
+            (zero_rows, zero_sums)
         }
-        for _ in c {
+    };
+    for ((o, _, c), first) in carries.iter().zip(&first_carries) {
+        if first.len() != c.len() {
+            return Err(msg::grad_internal("scan", b.ty(first[0]), result_ty(*o)));
+        }
+        for &zero in first {
+            if b.ty(zero) != result_ty(*o) {
+                return Err(msg::grad_internal("scan", b.ty(zero), result_ty(*o)));
+            }
             outer.push(zero);
         }
-        zero_rows.push(zero);
     }
-    let zero_sums: Vec<NodeId> = wanted_ns
-        .iter()
-        .map(|&n| b.zeros_like(non_sequences[n]))
-        .collect();
-    outer.extend(&zero_sums);
+    outer.extend(&first_sums);
     outer.extend(&non_sequences);
     outer.push(m);
     let backward = ScanOp {
@@ -385,6 +480,7 @@ pub(super) fn adjoints(
         unroll: 1,
         max_steps: None,
         truncate_gradient: None,
+        checkpoints: None,
         step: g,
     };
     let mut backward = backward;
@@ -409,21 +505,61 @@ pub(super) fn adjoints(
         )
     };
 
-    // The adjoints of the forward scan's outer inputs.
-    let mut out = Vec::new();
+    // What the pass leaves: each carried value's last row (its start when no step ran).
+    let mut adjoints = Adjoints {
+        carries: Vec::new(),
+        sums: Vec::new(),
+        rows: Vec::new(),
+        shaped: false,
+    };
     let mut k = 0;
-    for ((o, at, c), &zero) in carries.iter().zip(&zero_rows) {
+    for ((o, _, c), first) in carries.iter().zip(&first_carries) {
         let finals: Vec<NodeId> = (0..c.len())
             .map(|j| {
                 let trace = btrace(b, k + j);
-                last_or(b, zero, trace)
+                last_or(b, first[j], trace)
             })
             .collect();
         k += c.len();
-        if !want[*at] {
+        adjoints.carries.push((*o, finals));
+    }
+    for (&n, &first) in wanted_ns.iter().zip(&first_sums) {
+        let trace = btrace(b, k);
+        k += 1;
+        adjoints.sums.push((n, last_or(b, first, trace)));
+    }
+    for (s, j, index) in seq_rows {
+        adjoints.rows.push((s, j, btrace(b, index)));
+    }
+    Ok(Some(Backward { steps, m, adjoints }))
+}
+
+/// The adjoints of the outer inputs of the forward scan `node` from what its backward
+/// pass left, `(outer input position, node)` for the inputs `want` marks: an initial
+/// state's from the carried adjoints, a non-sequence's its sum, a sequence's the rows of
+/// each tap added into zeros where the tap read them over the last `m` of `steps` steps.
+pub(super) fn contributions(
+    b: &mut Builder,
+    node: &Node,
+    adjoints: &Adjoints,
+    want: &[bool],
+    steps: NodeId,
+    m: NodeId,
+) -> Vec<(usize, NodeId)> {
+    let Op::Scan(op) = &node.op else {
+        return Vec::new();
+    };
+    let xs = &node.inputs;
+    let direction = Direction::of(op, xs);
+    let mut out = Vec::new();
+    for (o, finals) in &adjoints.carries {
+        let Some(at) = op.init_input(*o) else {
+            continue;
+        };
+        if !want[at] {
             continue;
         }
-        let init = xs[*at];
+        let init = xs[at];
         let g = if op.outputs[*o].kind() == OutputKind::Sitsot {
             finals[0]
         } else {
@@ -432,7 +568,7 @@ pub(super) fn adjoints(
             let t = b.ty(init);
             let stacked = b.add(Op::Stack { axis: 0 }, rows, t);
             let zeros = b.zeros_like(init);
-            let d = b.int(c.len() as i64);
+            let d = b.int(finals.len() as i64);
             let path = vec![PathStep::Slice {
                 start: false,
                 end: true,
@@ -443,17 +579,15 @@ pub(super) fn adjoints(
                 t,
             )
         };
-        out.push((*at, g));
+        out.push((at, g));
     }
-    for (&n, &zero) in wanted_ns.iter().zip(&zero_sums) {
-        let trace = btrace(b, k);
-        k += 1;
-        out.push((first_ns + n, last_or(b, zero, trace)));
+    let first_ns = op.first_non_sequence_input();
+    for &(n, sum) in &adjoints.sums {
+        out.push((first_ns + n, sum));
     }
     let mut by_seq: Vec<Option<NodeId>> = vec![None; op.sequences.len()];
-    for &(s, j, index) in &seq_rows {
+    for &(s, j, trace) in &adjoints.rows {
         let seq = &op.sequences[s];
-        let trace = btrace(b, index);
         // Row i of the trace is step T-1-i: reversed for a forward loop, its rows come in
         // the sequence's order either way.
         let reversed = match direction {
@@ -466,7 +600,7 @@ pub(super) fn adjoints(
         };
         let mut rows = in_step_order(b, trace, reversed);
         let t = b.ty(rows);
-        if t.rank > 1 {
+        if t.rank > 1 && !adjoints.shaped {
             // With no step, a map output's rows have every axis 0 (PyTensor's shape):
             // reshaped to the sequence's rows, so that adding no row is no error.
             let mut dims = vec![rows, b.int(-1)];
@@ -494,7 +628,7 @@ pub(super) fn adjoints(
             out.push((s, g));
         }
     }
-    Ok(out)
+    out
 }
 
 /// A range `start..end` of a sequence's rows.
@@ -543,7 +677,7 @@ fn sequence_rows(
 
 /// Rows of a sequence read one per step, put in step order: reversed when the loop went
 /// backwards (a view).
-fn in_step_order(b: &mut Builder, x: NodeId, direction: Direction) -> NodeId {
+pub(super) fn in_step_order(b: &mut Builder, x: NodeId, direction: Direction) -> NodeId {
     match direction {
         Direction::Forwards => x,
         Direction::Backwards => b.flip(x, 0),
@@ -631,7 +765,7 @@ fn reachable(g: &Graph) -> Vec<bool> {
 }
 
 /// `x[start..end]` (`x[..end]` without a start), a view.
-fn slice(b: &mut Builder, x: NodeId, start: Option<NodeId>, end: NodeId) -> NodeId {
+pub(super) fn slice(b: &mut Builder, x: NodeId, start: Option<NodeId>, end: NodeId) -> NodeId {
     let path = vec![PathStep::Slice {
         start: start.is_some(),
         end: true,
@@ -642,7 +776,7 @@ fn slice(b: &mut Builder, x: NodeId, start: Option<NodeId>, end: NodeId) -> Node
 
 /// The last row of `trace`, or `first` when it has none (no step was taken):
 /// `concatenate([first[None], trace[-1..]])[-1]`, which save-mem shrinks the trace for.
-fn last_or(b: &mut Builder, first: NodeId, trace: NodeId) -> NodeId {
+pub(super) fn last_or(b: &mut Builder, first: NodeId, trace: NodeId) -> NodeId {
     let head = b.new_axis(first, 0);
     let minus_one = b.int(-1);
     let path = vec![PathStep::Slice {

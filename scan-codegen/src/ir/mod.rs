@@ -10,7 +10,7 @@ pub mod types;
 pub use elemwise::{ElemOp, Partial, Term, TypeRule};
 pub use graph::{Graph, Literal, LoopCheck, Node, NodeId, Op, PathStep, RandomOp, ReduceOp};
 pub use linalg::{Assume, LinalgOp, QrMode};
-pub use scan::{NonSequence, Output, OutputKind, ScanOp, Sequence};
+pub use scan::{Checkpoints, NonSequence, Output, OutputKind, ScanOp, Sequence};
 pub use types::{DType, Type};
 
 use proc_macro2::Span;

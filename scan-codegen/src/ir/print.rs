@@ -102,7 +102,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     })
                     .collect();
                 format!(
-                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}{}{}{}",
+                    "scan{} sequences=[{}] outputs=[{}] non_sequences={} n_steps={} go_backwards={} until={}{}{}{}{}{}",
                     s.name.as_deref().map(|n| format!(" {n:?}")).unwrap_or_default(),
                     seqs.join(", "),
                     outs.join(", "),
@@ -113,7 +113,8 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
                     if s.interchange { " interchange" } else { "" },
                     if s.lanes { " lanes" } else { "" },
                     if s.unroll > 1 { format!(" unroll={}", s.unroll) } else { String::new() },
-                    s.max_steps.map(|m| format!(" max_steps={m}")).unwrap_or_default()
+                    s.max_steps.map(|m| format!(" max_steps={m}")).unwrap_or_default(),
+                    s.checkpoints.map(|c| format!(" checkpoints={}", c.every)).unwrap_or_default()
                 )
             }
             Op::ScanOutput { index } => format!("scan_output#{index}"),

@@ -121,7 +121,21 @@ pub struct ScanOp {
     /// `truncate_gradient = k` (PyTensor's truncated BPTT): a gradient through the scan
     /// backpropagates through its last k steps only. Read by `grad/` alone.
     pub truncate_gradient: Option<usize>,
+    /// `checkpoints = n`: a gradient through the scan stores every n-th state and
+    /// recomputes the steps between them (`grad/checkpoints.rs`). Read by `grad/` alone.
+    pub checkpoints: Option<Checkpoints>,
     pub step: Graph,
+}
+
+/// `checkpoints = n` on a scan (PyTensor's `scan_checkpoints(.., save_every_N = n)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoints {
+    /// The steps of a segment: the gradient stores the state before every n-th step.
+    pub every: usize,
+    /// With `until`, the output (an i64 SITSOT counting from 0, added by lowering and
+    /// hidden from the user) whose last row is the number of steps taken: the gradient
+    /// reads it instead of a trace's length, so that no trace is kept for its length.
+    pub counter: Option<usize>,
 }
 
 impl ScanOp {

@@ -4,9 +4,11 @@ use super::{Frame, Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind, OutputInfo, ScanCall, ScanKind, StepSource};
 use crate::check::scan as rules;
 use crate::ir::{
-    DType, Literal, NodeId, NonSequence, Op, Output, PathStep, ScanOp, Sequence, Type,
+    Checkpoints, DType, ElemOp, Literal, Node, NodeId, NonSequence, Op, Output, PathStep, ScanOp,
+    Sequence, Type,
 };
 use crate::messages as msg;
+use crate::rewrite::edit::insert_step_input;
 
 /// A step argument to create: its type and its name for messages.
 struct StepInput {
@@ -304,6 +306,38 @@ impl Lowerer<'_> {
             None => {}
         }
         let result_types: Vec<Type> = results.iter().map(|id| step.ty(*id)).collect();
+        // `checkpoints` with `until`: a hidden output counts the steps taken, so that a
+        // gradient learns their number without keeping a trace for its length.
+        let mut counter = None;
+        if let (Some(_), Some(_)) = (call.checkpoints, until) {
+            let n_recurrent = outputs.iter().filter(|o| o.is_recurrent()).count();
+            let zero = self
+                .graph()
+                .add_const(Literal::Int(0), DType::I64, call.span, "0");
+            outer_inputs.insert(sequences.len() + n_recurrent, zero);
+            let taps: usize = sequences.iter().map(|s| s.taps.len()).sum::<usize>()
+                + outputs.iter().map(|o| o.taps.len()).sum::<usize>();
+            let label = "steps taken";
+            let ty = Type::scalar(DType::I64);
+            let tap = insert_step_input(&mut step, taps, &format!("{label}[t-1]"), ty, call.span);
+            let one = step.add_const(Literal::Int(1), DType::I64, call.span, "1");
+            let next = step.add(Node {
+                op: Op::Elemwise(ElemOp::Add),
+                inputs: vec![tap, one],
+                ty,
+                span: call.span,
+                label: label.to_string(),
+            });
+            counter = Some(outputs.len());
+            results.push(next);
+            outputs.push(Output {
+                taps: vec![-1],
+                keep: None,
+                total: false,
+                label: label.to_string(),
+                span: call.span,
+            });
+        }
         if let Some(cond) = until {
             results.push(cond);
         }
@@ -326,6 +360,9 @@ impl Lowerer<'_> {
             unroll: call.unroll,
             max_steps: None,
             truncate_gradient: call.truncate_gradient,
+            checkpoints: call
+                .checkpoints
+                .map(|(every, _)| Checkpoints { every, counter }),
             step,
         };
         let label = call

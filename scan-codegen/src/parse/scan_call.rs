@@ -1,7 +1,7 @@
 //! `scan(step, sequences = [..], outputs_info = [..], non_sequences = [..], n_steps = k,
-//! go_backwards = true, strict = true, name = "..", unroll = 4, truncate_gradient = k)` and
-//! its views `map`, `reduce`, `foldl`,
-//! `foldr`. Arguments after the step may also be positional, in PyTensor's order.
+//! go_backwards = true, strict = true, name = "..", unroll = 4, truncate_gradient = k,
+//! checkpoints = n)` and its views `map`, `reduce`, `foldl`, `foldr`. Arguments after the
+//! step may also be positional, in PyTensor's order.
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -22,6 +22,7 @@ fn keywords(kind: ScanKind) -> (&'static [&'static str], &'static [&'static str]
                 "name",
                 "unroll",
                 "truncate_gradient",
+                "checkpoints",
             ],
         ),
         ScanKind::Map => (
@@ -32,15 +33,16 @@ fn keywords(kind: ScanKind) -> (&'static [&'static str], &'static [&'static str]
                 "name",
                 "unroll",
                 "truncate_gradient",
+                "checkpoints",
             ],
         ),
         ScanKind::Reduce => (
             &["sequences", "outputs_info", "non_sequences"],
-            &["go_backwards", "strict", "name", "unroll"],
+            &["go_backwards", "strict", "name", "unroll", "checkpoints"],
         ),
         ScanKind::Foldl | ScanKind::Foldr => (
             &["sequences", "outputs_info", "non_sequences"],
-            &["strict", "name", "unroll"],
+            &["strict", "name", "unroll", "checkpoints"],
         ),
     }
 }
@@ -139,6 +141,7 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
         name: None,
         unroll: 1,
         truncate_gradient: None,
+        checkpoints: None,
         incomplete: false,
     };
     // Each keyword given, with its position when given positionally.
@@ -210,6 +213,10 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
                 seen.push(("truncate_gradient", at));
                 out.truncate_gradient = truncate_steps(value, diag).flatten();
             }
+            "checkpoints" => {
+                seen.push(("checkpoints", at));
+                out.checkpoints = checkpoint_steps(value, diag).map(|n| (n, value.span()));
+            }
             "name" => {
                 seen.push(("name", at));
                 match value {
@@ -222,6 +229,10 @@ pub fn scan_call(kind: ScanKind, call: &syn::ExprCall, diag: &mut Diagnostics) -
             }
             _ => unreachable!("keywords were checked above"),
         }
+    }
+    if let (Some((_, at)), Some(_)) = (out.checkpoints, out.truncate_gradient) {
+        diag.error(at, msg::checkpoints_with_truncate());
+        out.checkpoints = None;
     }
     out.incomplete = incomplete;
     Some(out)
@@ -279,6 +290,22 @@ fn truncate_steps(e: &syn::Expr, diag: &mut Diagnostics) -> Option<Option<usize>
         diag.error_spanned(e, msg::truncate_gradient(&super::label(e)));
     }
     k
+}
+
+/// `checkpoints = n`: a positive integer literal, the steps between two states the
+/// gradient's forward pass stores.
+fn checkpoint_steps(e: &syn::Expr, diag: &mut Diagnostics) -> Option<usize> {
+    let n = match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<usize>().ok().filter(|&n| n > 0),
+        _ => None,
+    };
+    if n.is_none() {
+        diag.error_spanned(e, msg::checkpoints(&super::label(e)));
+    }
+    n
 }
 
 fn bool_literal(key: &str, e: &syn::Expr, diag: &mut Diagnostics) -> Option<bool> {

@@ -88,6 +88,14 @@ pub fn remove_output(g: &mut Graph, scan: NodeId, j: usize) {
     let taps: Vec<usize> = (first..first + op.outputs[j].taps.len()).collect();
     op.outputs.remove(j);
     op.step.outputs.remove(j);
+    if let Some(c) = &mut op.checkpoints {
+        // Read by `grad/` only, which runs before the rewrites; kept consistent anyway.
+        c.counter = match c.counter {
+            Some(k) if k > j => Some(k - 1),
+            Some(k) if k < j => Some(k),
+            _ => None,
+        };
+    }
     remove_step_inputs(&mut op.step, &taps);
     for node in &mut g.nodes {
         if node.inputs.first() == Some(&scan) {

@@ -270,6 +270,7 @@ fn merged_op(oa: &ScanOp, ob: &ScanOp) -> ScanOp {
         max_steps: oa.max_steps,
         // Read by `grad/` only, which runs before the rewrites.
         truncate_gradient: None,
+        checkpoints: None,
         step,
     };
     debug_assert_eq!(
