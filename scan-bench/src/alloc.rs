@@ -99,9 +99,12 @@ mod tests {
     fn the_peak_of_a_call_counts_what_it_held_at_once() {
         ALLOC.reset_peak();
         let before = ALLOC.live();
-        let a = vec![0u8; 1 << 20];
-        let mut b: Vec<u8> = Vec::with_capacity(1 << 10);
+        // Through `black_box`: an optimized build would otherwise drop the unread vectors'
+        // allocations altogether.
+        let a = std::hint::black_box(vec![0u8; 1 << 20]);
+        let mut b: Vec<u8> = std::hint::black_box(Vec::with_capacity(1 << 10));
         b.resize(1 << 21, 1);
+        let b = std::hint::black_box(b);
         let held = ALLOC.peak() - before;
         drop((a, b));
         // Other test threads may allocate meanwhile: at least both vectors were live.
