@@ -7,6 +7,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef};
 pub use scan_runtime::kernels::isa::with_best_isa;
+use scan_runtime::ndarray::Array1;
 
 /// The float types the baselines multiply.
 pub trait Float: faer::traits::ComplexField + Copy {
@@ -48,27 +49,28 @@ pub fn gemm<T: Float>(
 
 thread_local! {
     /// [`scratch`]'s buffers, kept from one call to the next on this thread.
-    static SCRATCH: std::cell::RefCell<Vec<Vec<f32>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Vec<Array1<f32>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A buffer of `len` f32 for a hand-written loop's own intermediate values (not its
-/// results), the memory of one given back by [`keep`] on an earlier call when one has that
-/// length: its pages are mapped already, where fresh memory faults every page in again (a
-/// performance engineer's loop called again and again keeps its workspace, as the
-/// generated code keeps its large buffers in `scan_runtime::kernels::pool`). Its contents
-/// are whatever the last user left: the caller writes every element before reading it.
-pub fn scratch(len: usize) -> Vec<f32> {
+/// results), on a cache line (`inputs::aligned_zeros`), the memory of one given back by
+/// [`keep`] on an earlier call when one has that length: its pages are mapped already,
+/// where fresh memory faults every page in again (a performance engineer's loop called
+/// again and again keeps its workspace, as the generated code keeps its large buffers in
+/// `scan_runtime::kernels::pool`). Its contents are whatever the last user left: the
+/// caller writes every element before reading it.
+pub fn scratch(len: usize) -> Array1<f32> {
     SCRATCH
         .with(|kept| {
             let mut kept = kept.borrow_mut();
             let at = kept.iter().position(|v| v.len() == len)?;
             Some(kept.swap_remove(at))
         })
-        .unwrap_or_else(|| vec![0.0; len])
+        .unwrap_or_else(|| crate::inputs::aligned_zeros(len))
 }
 
 /// Gives a [`scratch`] buffer back for the next call (at most 8 are kept).
-pub fn keep(v: Vec<f32>) {
+pub fn keep(v: Array1<f32>) {
     SCRATCH.with(|kept| {
         let mut kept = kept.borrow_mut();
         if kept.len() >= 8 {

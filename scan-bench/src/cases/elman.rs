@@ -11,7 +11,7 @@ use scan_runtime::ndarray::ArrayViewMut2;
 use scan_runtime::prelude::*;
 use scan_runtime::threads::spin;
 
-use crate::inputs::{flat, gen_f32};
+use crate::inputs::{aligned_zeros, flat, gen_f32};
 use crate::kernels::{gemm, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
@@ -56,9 +56,11 @@ pub struct Inputs {
 pub fn elman_hand(inp: &Inputs) -> Array3<f32> {
     let (t_len, batch, _) = inp.x.dim();
     let h = inp.b.len();
-    let mut out = vec![0.0f32; t_len * batch * h];
-    elman_hand_into(inp, &mut out);
-    Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")
+    // On a cache line, as the runtime's buffers.
+    let mut out = aligned_zeros::<f32>(t_len * batch * h);
+    elman_hand_into(inp, out.as_slice_mut().expect("contiguous"));
+    out.into_shape_with_order((t_len, batch, h))
+        .expect("T*B*H values")
 }
 
 /// [`elman_hand`] into `out` (`T*B*H` values, every one written).

@@ -55,11 +55,14 @@ pub fn elman_grad_hand(inp: &Inputs) -> Gradients {
     let h = inp.b.len();
     let row = batch * h;
     // The states and the dz_t: workspace kept from the last call (every element written).
-    let mut hs = scratch(t_len * row);
-    elman_hand_into(inp, &mut hs);
+    let mut hs_buf = scratch(t_len * row);
+    let hs = hs_buf.as_slice_mut().expect("contiguous");
+    elman_hand_into(inp, hs);
+    let hs = &*hs;
     let wt = inp.w.t().as_standard_layout().into_owned();
     let mut packed = PackedMatrix::<f32>::new(wt.view());
-    let mut dz = scratch(t_len * row);
+    let mut dz_buf = scratch(t_len * row);
+    let dz = dz_buf.as_slice_mut().expect("contiguous");
     // dz_{t+1} W^T, the gradient flowing into h_t from the next step.
     let mut back = vec![0.0f32; row];
     for t in (0..t_len).rev() {
@@ -102,8 +105,8 @@ pub fn elman_grad_hand(inp: &Inputs) -> Gradients {
             *s += d;
         }
     }
-    keep(hs);
-    keep(dz);
+    keep(hs_buf);
+    keep(dz_buf);
     Gradients {
         w_in: g_w_in,
         w: g_w,

@@ -14,7 +14,7 @@ use scan_runtime::ndarray::ArrayViewMut2;
 use scan_runtime::prelude::*;
 use scan_runtime::threads::spin;
 
-use crate::inputs::{flat, gen_f32};
+use crate::inputs::{aligned_zeros, flat, gen_f32};
 use crate::kernels::{gemm, sigmoid_f32, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
@@ -76,13 +76,17 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
     let h = inp.b.len() / 4;
     let (zrow, hrow) = (batch * 4 * h, batch * h);
     let chunk = CHUNK_STEPS.min(t_len).max(1);
-    let mut z = vec![0.0f32; chunk * zrow];
+    // Buffers on cache lines, as the runtime's.
+    let mut z_buf = aligned_zeros::<f32>(chunk * zrow);
+    let z = z_buf.as_slice_mut().expect("contiguous");
     let xs = flat(&inp.x);
     let mut packed = PackedMatrix::<f32>::new(inp.w_h.view());
     let two_threads = scan_runtime::num_threads() >= 2 && batch >= 2;
-    let mut c = vec![0.0f32; hrow];
+    let mut c_buf = aligned_zeros::<f32>(hrow);
+    let c = c_buf.as_slice_mut().expect("contiguous");
     let h0 = vec![0.0f32; hrow];
-    let mut out = vec![0.0f32; t_len * hrow];
+    let mut out_buf = aligned_zeros::<f32>(t_len * hrow);
+    let out = out_buf.as_slice_mut().expect("contiguous");
     let (b_i, rest) = flat(&inp.b).split_at(h);
     let (b_f, rest) = rest.split_at(h);
     let (b_g, b_o) = rest.split_at(h);
@@ -95,7 +99,7 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
             let steps = chunk.min(t_len - t);
             let rows = t * batch * i_len..(t + steps) * batch * i_len;
             let (w_x, n) = (flat(&inp.w_x), 4 * h);
-            gemm(&mut z, &xs[rows], w_x, steps * batch, i_len, n, false);
+            gemm(z, &xs[rows], w_x, steps * batch, i_len, n, false);
         }
         let k = t % chunk;
         let z_t = &mut z[k * zrow..(k + 1) * zrow];
@@ -139,10 +143,12 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
             let (h1, h2) = h_out.split_at_mut(half * h);
             spin::join(|| activate(z1, c1, h1), || activate(z2, c2, h2));
         } else {
-            activate(z_t, &mut c, h_out);
+            activate(z_t, c, h_out);
         }
     }
-    Array3::from_shape_vec((t_len, batch, h), out).expect("T*B*H values")
+    out_buf
+        .into_shape_with_order((t_len, batch, h))
+        .expect("T*B*H values")
 }
 
 /// One batch row of one step: the four gate pre-activations (without bias), the four bias

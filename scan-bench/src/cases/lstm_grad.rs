@@ -84,9 +84,10 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
 
     // 1. Forward.
     // Workspace kept from the last call (every element written before it is read).
-    let mut gates = scratch(t_len * zrow);
+    let mut gates_buf = scratch(t_len * zrow);
+    let gates = gates_buf.as_slice_mut().expect("contiguous");
     gemm(
-        &mut gates,
+        gates,
         xs,
         flat(&inp.w_x),
         t_len * batch,
@@ -95,8 +96,10 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
         false,
     );
     let mut packed = PackedMatrix::<f32>::new(inp.w_h.view());
-    let mut hs = scratch(t_len * hrow);
-    let mut cs = scratch(t_len * hrow);
+    let mut hs_buf = scratch(t_len * hrow);
+    let hs = hs_buf.as_slice_mut().expect("contiguous");
+    let mut cs_buf = scratch(t_len * hrow);
+    let cs = cs_buf.as_slice_mut().expect("contiguous");
     let zero = vec![0.0f32; hrow];
     let b = flat(&inp.b);
     for t in 0..t_len {
@@ -223,9 +226,9 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
     let dst = MatMut::from_row_major_slice_mut(g_w_x.as_slice_mut().expect("new"), i_len, 4 * h);
     matmul(dst, Accum::Replace, x.transpose(), all, 1.0, par);
     scan_runtime::kernels::dot::clear_upper_state();
-    keep(gates);
-    keep(hs);
-    keep(cs);
+    keep(gates_buf);
+    keep(hs_buf);
+    keep(cs_buf);
     Gradients {
         w_x: g_w_x,
         w_h: g_w_h,

@@ -5,7 +5,7 @@
 
 use scan_runtime::prelude::*;
 
-use crate::inputs::{flat, gen};
+use crate::inputs::{aligned_zeros, flat, gen};
 use crate::kernels::{gemm, tanh_in_place_f64};
 use crate::timing::Impl;
 use crate::{Bench, DType};
@@ -65,18 +65,13 @@ pub fn rnn_hand(inp: &Inputs) -> (Array2<f64>, Array2<f64>) {
     let t_len = rows - 4;
     let (n_x, n_y) = (inp.w.ncols(), inp.w_out.ncols());
     let u = flat(&inp.u);
-    let mut xs = vec![0.0f64; t_len * n_x];
+    // Buffers on cache lines, as the runtime's (a vector-matrix product over misaligned
+    // rows is slower).
+    let mut xs_buf = aligned_zeros::<f64>(t_len * n_x);
+    let xs = xs_buf.as_slice_mut().expect("contiguous");
+    gemm(xs, &u[4 * n_u..], flat(&inp.w_in_1), t_len, n_u, n_x, false);
     gemm(
-        &mut xs,
-        &u[4 * n_u..],
-        flat(&inp.w_in_1),
-        t_len,
-        n_u,
-        n_x,
-        false,
-    );
-    gemm(
-        &mut xs,
+        xs,
         &u[..t_len * n_u],
         flat(&inp.w_in_2),
         t_len,
@@ -84,18 +79,27 @@ pub fn rnn_hand(inp: &Inputs) -> (Array2<f64>, Array2<f64>) {
         n_x,
         true,
     );
-    let stacked: Vec<f64> = flat(&inp.w)
-        .iter()
-        .chain(flat(&inp.w_feedback))
-        .copied()
-        .collect();
+    let mut stacked_buf = aligned_zeros::<f64>((n_x + n_y) * n_x);
+    let stacked = stacked_buf.as_slice_mut().expect("contiguous");
+    for (d, &v) in stacked
+        .iter_mut()
+        .zip(flat(&inp.w).iter().chain(flat(&inp.w_feedback)))
+    {
+        *d = v;
+    }
+    let stacked = &*stacked;
     let (x0, w_out) = (flat(&inp.x0), flat(&inp.w_out));
-    let mut z: Vec<f64> = x0[2 * n_x..].iter().chain(flat(&inp.y0)).copied().collect();
-    let mut ys = vec![0.0f64; t_len * n_y];
+    let mut z_buf = aligned_zeros::<f64>(n_x + n_y);
+    let z = z_buf.as_slice_mut().expect("contiguous");
+    for (d, &v) in z.iter_mut().zip(x0[2 * n_x..].iter().chain(flat(&inp.y0))) {
+        *d = v;
+    }
+    let mut ys_buf = aligned_zeros::<f64>(t_len * n_y);
+    let ys = ys_buf.as_slice_mut().expect("contiguous");
     for t in 0..t_len {
         let (done, rest) = xs.split_at_mut(t * n_x);
         let x_t = &mut rest[..n_x];
-        gemm(x_t, &z, &stacked, 1, n_x + n_y, n_x, true);
+        gemm(x_t, z, stacked, 1, n_x + n_y, n_x, true);
         tanh_in_place_f64(x_t);
         let x_tm3 = if t < 3 {
             &x0[t * n_x..(t + 1) * n_x]
@@ -108,8 +112,12 @@ pub fn rnn_hand(inp: &Inputs) -> (Array2<f64>, Array2<f64>) {
         z[n_x..].copy_from_slice(y_t);
     }
     (
-        Array2::from_shape_vec((t_len, n_x), xs).expect("T*n_x values"),
-        Array2::from_shape_vec((t_len, n_y), ys).expect("T*n_y values"),
+        xs_buf
+            .into_shape_with_order((t_len, n_x))
+            .expect("T*n_x values"),
+        ys_buf
+            .into_shape_with_order((t_len, n_y))
+            .expect("T*n_y values"),
     )
 }
 

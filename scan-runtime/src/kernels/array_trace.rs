@@ -24,8 +24,11 @@ use crate::error::{Error, Result};
 
 /// Rows written so far (`dim[0]` of them, each of shape `dim[1..]`) and room for more.
 pub struct ArrayTrace<T, D: Dimension> {
-    /// Exactly the rows written, in order.
+    /// `offset` elements of padding, then exactly the rows written, in order.
     data: Vec<T>,
+    /// Elements before the first row: the rows start on a cache line
+    /// (`buffer::ALIGN`), as the runtime's other buffers do.
+    offset: usize,
     /// The trace's shape so far: rows written, then the row shape.
     dim: D,
     /// Elements of one row.
@@ -45,6 +48,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     pub fn new(buf: &mut Array<T, D>) -> Self {
         ArrayTrace {
             data: super::take_rows(buf),
+            offset: 0,
             // Rank 1 for `IxDyn` until the row shape is known: no element either way.
             dim: D::zeros(D::NDIM.unwrap_or(1)),
             row_len: 0,
@@ -77,14 +81,30 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         self.dim = dim;
         self.filled = false;
         self.data.clear();
+        self.offset = 0;
         self.bound = bound;
         self.started = true;
+        self.pad();
         self.reserve_rows(what, first.min(bound))
     }
 
     /// The shape of one row (empty until [`Self::start`]).
     pub fn row_shape(&self) -> &[usize] {
         self.dim.slice().get(1..).unwrap_or(&[])
+    }
+
+    /// Pads the (empty) vector up to its first element on a cache line, when its
+    /// allocation has room for that.
+    fn pad(&mut self) {
+        if self.data.len() != self.offset || self.offset != 0 {
+            return;
+        }
+        let spare = super::buffer::ALIGN / std::mem::size_of::<T>().max(1);
+        let skip = self.data.as_ptr().align_offset(super::buffer::ALIGN);
+        if skip <= spare && self.data.capacity() >= skip {
+            self.data.resize(skip, T::default());
+            self.offset = skip;
+        }
     }
 
     /// Rows written so far.
@@ -154,6 +174,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         let row_dim = self.dim.remove_axis(Axis(0));
         self.dim[0] += 1;
         let (past, row) = self.data.split_at_mut(before);
+        let past = &past[self.offset..];
         let past = ArrayView::from_shape(past_dim, past).map_err(|e| broken(what, e))?;
         let row = ArrayViewMut::from_shape(row_dim, row).map_err(|e| broken(what, e))?;
         Ok((past, row))
@@ -175,13 +196,14 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         let past_dim = self.dim.clone();
         let row_dim = self.dim.remove_axis(Axis(0));
         let base = self.data.as_mut_ptr();
-        // SAFETY: the first `len` elements of the vector are initialised and the `row_len`
-        // after them are within its capacity (`reserve_rows` just above), so the two
-        // slices are inside one allocation and do not overlap. Both borrow `self` (the
+        // SAFETY: the first `len` elements of the vector are initialised (`offset <= len`:
+        // the padding is part of them) and the `row_len` after them are within its capacity
+        // (`reserve_rows` just above), so the two slices are inside one allocation and do
+        // not overlap. Both borrow `self` (the
         // signature's `'_`), so the vector cannot reallocate or change while they live.
         let (past, elems) = unsafe {
             (
-                std::slice::from_raw_parts(base, len),
+                std::slice::from_raw_parts(base.add(self.offset), len - self.offset),
                 std::slice::from_raw_parts_mut(base.add(len).cast::<MaybeUninit<T>>(), row_len),
             )
         };
@@ -220,7 +242,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     pub fn row(&self, i: usize) -> Result<ArrayView<'_, T, D::Smaller>> {
         let rows = self
             .data
-            .get(i * self.row_len..(i + 1) * self.row_len)
+            .get(self.offset + i * self.row_len..self.offset + (i + 1) * self.row_len)
             .filter(|_| i < self.rows())
             .ok_or_else(|| Error::InvalidArgument {
                 what: "n_steps".to_string(),
@@ -239,15 +261,19 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             .ok_or_else(|| too_big(what, rows, self.row_shape()))?;
         if rows > self.rows() {
             self.reserve_rows(what, rows)?;
-            self.data.resize(len, T::default());
+            self.data.resize(self.offset + len, T::default());
             self.dim[0] = rows;
         }
-        Ok(&mut self.data)
+        Ok(&mut self.data[self.offset..])
     }
 
     /// The rows written, as the output's buffer (shape all zeros if no row was).
     pub fn finish(self) -> Result<Array<T, D>> {
-        Array::from_shape_vec(self.dim, self.data).map_err(|e| broken("n_steps", e))
+        let len = self.data.len() - self.offset;
+        ndarray::Array1::from_vec(self.data)
+            .slice_move(ndarray::s![self.offset..self.offset + len])
+            .into_shape_with_order(self.dim)
+            .map_err(|e| broken("n_steps", e))
     }
 
     fn check_started(&self, what: &str) -> Result<()> {
@@ -280,18 +306,34 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         let more = (target - have)
             .checked_mul(self.row_len)
             .ok_or_else(|| too_big(what, target, self.row_shape()))?;
-        if self.data.capacity() == 0 {
+        let spare = super::buffer::ALIGN / std::mem::size_of::<T>().max(1);
+        let first = self.data.capacity() == 0;
+        if first {
             // A large trace's memory kept from an earlier call (`pool`): its pages are
-            // mapped already, where fresh memory faults in every page again.
+            // mapped already, where fresh memory faults in every page again. Padded to a
+            // cache line when it has the room.
             if let Some(mut kept) = super::pool::take::<T>(more) {
                 kept.clear();
                 self.data = kept;
+                if self.data.capacity() >= more.saturating_add(spare) {
+                    self.pad();
+                }
                 return Ok(());
             }
         }
+        // The first reservation has room for the padding too.
+        let more = if first {
+            more.saturating_add(spare)
+        } else {
+            more
+        };
         self.data
             .try_reserve_exact(more)
-            .map_err(|_| too_big(what, target, self.row_shape()))
+            .map_err(|_| too_big(what, target, self.row_shape()))?;
+        if first {
+            self.pad();
+        }
+        Ok(())
     }
 }
 
@@ -553,6 +595,30 @@ mod tests {
     }
 
     #[test]
+    fn a_trace_reserved_whole_starts_its_rows_on_a_cache_line() {
+        use crate::kernels::buffer::ALIGN;
+        for rows in [1usize, 3, 100] {
+            let mut buf = Array2::<f64>::zeros((0, 0));
+            let mut tr = ArrayTrace::<f64, Ix2>::new(&mut buf);
+            tr.start("n_steps", &[5], rows, rows).unwrap();
+            for i in 0..rows {
+                tr.push_row("0", "r", ndarray::Array1::from_elem(5, i as f64).view())
+                    .unwrap();
+            }
+            assert_eq!(
+                tr.row(rows - 1).unwrap().to_vec(),
+                vec![(rows - 1) as f64; 5]
+            );
+            let out = tr.finish().unwrap();
+            assert_eq!(out.as_ptr() as usize % ALIGN, 0, "{rows} rows");
+            assert_eq!(out.dim(), (rows, 5));
+            for (i, row) in out.rows().into_iter().enumerate() {
+                assert!(row.iter().all(|&v| v == i as f64));
+            }
+        }
+    }
+
+    #[test]
     fn an_until_trace_grows_keeping_its_rows_and_stops_at_its_bound() {
         let mut buf = Array2::<i64>::zeros((0, 0));
         let mut tr = ArrayTrace::<i64, Ix2>::new(&mut buf);
@@ -560,7 +626,9 @@ mod tests {
         for i in 0..5 {
             tr.push_row("0", "r", array![i, -i].view()).unwrap();
         }
-        assert!(tr.data.capacity() <= 10, "never beyond the bound");
+        // The bound's rows and at most a cache line of padding before them.
+        let padding = crate::kernels::buffer::ALIGN / std::mem::size_of::<i64>();
+        assert!(tr.data.capacity() <= 10 + padding, "never beyond the bound");
         let out = tr.finish().unwrap();
         assert_eq!(out.column(0).to_vec(), vec![0, 1, 2, 3, 4]);
         assert_eq!(out.column(1).to_vec(), vec![0, -1, -2, -3, -4]);

@@ -15,15 +15,19 @@ use crate::error::{Error, Result};
 pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
     if !same_shape(buf.shape(), &shape) {
         // A large buffer kept from an earlier call (`pool`) keeps its mapped pages.
-        let kept = shape.size_checked().and_then(super::pool::take::<T>);
-        if let Some(mut data) = kept {
-            data.resize(shape.size(), T::default());
-            if let Ok(a) = Array::from_shape_vec(shape.clone(), data) {
-                *buf = a;
-                return;
+        let padded = shape
+            .size_checked()
+            .and_then(|n| n.checked_add(pad::<T>(n)));
+        let kept = padded.and_then(super::pool::take::<T>);
+        let data = match kept {
+            Some(mut data) => {
+                data.resize(padded.unwrap_or(0), T::default());
+                data
             }
-        }
-        *buf = Array::from_elem(shape, T::default());
+            None => vec![T::default(); padded.unwrap_or(0)],
+        };
+        *buf =
+            aligned(shape.clone(), data).unwrap_or_else(|| Array::from_elem(shape, T::default()));
     }
 }
 
@@ -294,17 +298,53 @@ fn reshape_buffer<T: Element, D: Dimension>(
     // over the whole buffer before the loop writes it again.
     // A large buffer kept from an earlier call (`pool`) is reused: its pages are mapped
     // already.
-    if let Some(mut data) = super::pool::take::<T>(len) {
-        data.resize(len, T::default());
-        *buf = Array::from_shape_vec(shape.clone(), data).map_err(|_| too_big())?;
+    let padded = len.checked_add(pad::<T>(len)).ok_or_else(too_big)?;
+    if let Some(mut data) = super::pool::take::<T>(padded) {
+        data.resize(padded, T::default());
+        *buf = aligned(shape.clone(), data).ok_or_else(too_big)?;
         return Ok(());
     }
     Vec::<T>::new()
-        .try_reserve_exact(len)
+        .try_reserve_exact(padded)
         .map_err(|_| too_big())?;
-    let data: Vec<T> = vec![T::default(); len];
-    *buf = Array::from_shape_vec(shape.clone(), data).map_err(|_| too_big())?;
+    let data: Vec<T> = vec![T::default(); padded];
+    *buf = aligned(shape.clone(), data).ok_or_else(too_big)?;
     Ok(())
+}
+
+/// Bytes a buffer's first element is aligned to: a cache line, so that a vector load of
+/// 64 bytes (AVX-512) never straddles two. Where the allocator puts a buffer otherwise
+/// depends on everything allocated before it, and a step's products and maps over
+/// misaligned rows took up to 17% longer (seed_taps, docs/BENCHMARKS.md).
+pub const ALIGN: usize = 64;
+
+/// Buffers smaller than this are not padded: they fit in a few cache lines whatever their
+/// start (and a reduction's scalar state stays a few bytes).
+const ALIGN_MIN_BYTES: usize = 4 * ALIGN;
+
+/// Elements allocated beyond a buffer's own `len`, to start it on an [`ALIGN`] boundary.
+fn pad<T>(len: usize) -> usize {
+    let size = std::mem::size_of::<T>().max(1);
+    if len.saturating_mul(size) < ALIGN_MIN_BYTES {
+        0
+    } else {
+        ALIGN / size
+    }
+}
+
+/// `data` (`shape`'s size plus [`pad`] elements) as an array of `shape` starting at its
+/// first element aligned to [`ALIGN`] bytes (as far as the padding allows); `None` if the
+/// sizes disagree.
+fn aligned<T, D: Dimension>(shape: D, data: Vec<T>) -> Option<Array<T, D>> {
+    let len = shape.size();
+    let skip = data
+        .as_ptr()
+        .align_offset(ALIGN)
+        .min(data.len().checked_sub(len)?);
+    ndarray::Array1::from_vec(data)
+        .slice_move(ndarray::s![skip..skip + len])
+        .into_shape_with_order(shape)
+        .ok()
 }
 
 /// Compares without building a second shape value (`raw_dim()` of an `IxDyn` of rank > 4
@@ -357,6 +397,31 @@ fn broadcast_error(what: &str, shapes: &[&[usize]]) -> Error {
 mod tests {
     use super::*;
     use ndarray::{Array2, ArrayD, Ix0, Ix1, Ix2, Ix3, IxDyn};
+
+    #[test]
+    fn new_buffers_start_on_a_cache_line() {
+        // From 4 cache lines (32 f64) on; smaller buffers are not padded.
+        for n in [11usize, 17, 128, 1000] {
+            let mut a = Array2::<f64>::zeros((0, 0));
+            try_ensure_shape("a", &mut a, Ix2(n, 3)).unwrap();
+            assert_eq!(a.as_ptr() as usize % ALIGN, 0, "n = {n}");
+            assert_eq!(a.dim(), (n, 3));
+            assert!(a.iter().all(|&x| x == 0.0));
+            let mut b = ndarray::Array1::<f32>::zeros(0);
+            ensure_shape(&mut b, Ix1(n * 6));
+            assert_eq!(b.as_ptr() as usize % ALIGN, 0, "n = {n}");
+            assert!(b.as_slice().is_some_and(|s| s.len() == n * 6));
+        }
+        // Taken from the pool (its memory, a larger element count): aligned too.
+        super::super::pool::release();
+        let big = 1 << 21; // 16 MB of f64
+        super::super::pool::recycle(ndarray::Array1::<f64>::from_elem(big + 100, 1.0));
+        let mut c = ndarray::Array1::<f64>::zeros(0);
+        try_ensure_shape("c", &mut c, Ix1(big)).unwrap();
+        assert_eq!(c.as_ptr() as usize % ALIGN, 0);
+        assert_eq!(c.len(), big);
+        assert_eq!(super::super::pool::kept(), 0, "the kept buffer was used");
+    }
 
     #[test]
     fn ensure_shape_keeps_matching_buffer() {
