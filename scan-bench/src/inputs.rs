@@ -36,19 +36,11 @@ pub fn aligned_zeros<T: Copy + Default>(len: usize) -> Array1<T> {
     Array1::from_vec(padded).slice_move(s![skip..skip + len])
 }
 
-/// `values` as an array of shape `dim` whose first element starts a cache line: the vector
-/// made a little longer and the array taken from the first aligned element on.
+/// `values` as an array of shape `dim` whose first element starts a cache line.
 fn aligned<T: Copy + Default, D: Dimension>(dim: D, values: Vec<T>) -> Array<T, D> {
-    let size = std::mem::size_of::<T>().max(1);
-    let spare = ALIGN / size;
-    let mut padded: Vec<T> = Vec::with_capacity(values.len() + spare);
-    // The reserved memory does not move as it is filled: pad up to the aligned element.
-    let skip = padded.as_ptr().align_offset(ALIGN).min(spare);
-    padded.resize(skip, T::default());
-    padded.extend_from_slice(&values);
-    Array1::from_vec(padded)
-        .slice_move(s![skip..skip + values.len()])
-        .into_shape_with_order(dim)
+    let mut a = aligned_zeros(values.len());
+    a.iter_mut().zip(&values).for_each(|(d, &v)| *d = v);
+    a.into_shape_with_order(dim)
         .expect("the shape's size is the vector's length")
 }
 

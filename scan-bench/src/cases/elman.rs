@@ -116,19 +116,26 @@ pub fn elman_hand_into(inp: &Inputs, out: &mut [f32]) {
     }
 }
 
+impl Inputs {
+    /// SPEC's inputs of the elman case (also elman_grad's), at the bench's size.
+    pub fn spec(bench: &Bench) -> Inputs {
+        let (t, b, i, h) = (
+            bench.size(256, 32, 4),
+            bench.size(32, 8, 4),
+            bench.size(256, 8, 8),
+            bench.size(512, 8, 8),
+        );
+        Inputs {
+            x: gen_f32((t, b, i), 4, 1.0),
+            w_in: gen_f32((i, h), 5, 0.1),
+            w: gen_f32((h, h), 6, 0.1),
+            b: gen_f32([h], 7, 0.1),
+        }
+    }
+}
+
 pub fn run(bench: &mut Bench) {
-    let (t, b, i, h) = (
-        bench.size(256, 32, 4),
-        bench.size(32, 8, 4),
-        bench.size(256, 8, 8),
-        bench.size(512, 8, 8),
-    );
-    let inp = Inputs {
-        x: gen_f32((t, b, i), 4, 1.0),
-        w_in: gen_f32((i, h), 5, 0.1),
-        w: gen_f32((h, h), 6, 0.1),
-        b: gen_f32([h], 7, 0.1),
-    };
+    let inp = Inputs::spec(bench);
     let v = &inp;
     bench.run(
         "elman",

@@ -10,7 +10,7 @@ use scan_runtime::ndarray::{ArrayView2, ArrayViewMut2};
 use scan_runtime::prelude::*;
 
 use super::elman::{elman_hand_into, Inputs};
-use crate::inputs::{flat, gen_f32};
+use crate::inputs::flat;
 use crate::kernels::{keep, scratch, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
@@ -115,18 +115,7 @@ pub fn elman_grad_hand(inp: &Inputs) -> Gradients {
 }
 
 pub fn run(bench: &mut Bench) {
-    let (t, b, i, h) = (
-        bench.size(256, 32, 4),
-        bench.size(32, 8, 4),
-        bench.size(256, 8, 8),
-        bench.size(512, 8, 8),
-    );
-    let inp = Inputs {
-        x: gen_f32((t, b, i), 4, 1.0),
-        w_in: gen_f32((i, h), 5, 0.1),
-        w: gen_f32((h, h), 6, 0.1),
-        b: gen_f32([h], 7, 0.1),
-    };
+    let inp = Inputs::spec(bench);
     let v = &inp;
     bench.run(
         "elman_grad",
@@ -147,6 +136,7 @@ pub fn run(bench: &mut Bench) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inputs::gen_f32;
 
     /// The loss in f64, by plain loops: the reference's forward pass.
     fn loss(

@@ -187,19 +187,26 @@ fn gates(r: &mut GateRow<'_>) {
     }
 }
 
+impl Inputs {
+    /// SPEC's inputs of the lstm case (also lstm_grad's), at the bench's size.
+    pub fn spec(bench: &Bench) -> Inputs {
+        let (t, b, i, h) = (
+            bench.size(128, 32, 4),
+            bench.size(32, 8, 4),
+            bench.size(256, 8, 8),
+            bench.size(512, 8, 8),
+        );
+        Inputs {
+            x: gen_f32((t, b, i), 8, 1.0),
+            w_x: gen_f32((i, 4 * h), 9, 0.1),
+            w_h: gen_f32((h, 4 * h), 10, 0.1),
+            b: gen_f32([4 * h], 11, 0.1),
+        }
+    }
+}
+
 pub fn run(bench: &mut Bench) {
-    let (t, b, i, h) = (
-        bench.size(128, 32, 4),
-        bench.size(32, 8, 4),
-        bench.size(256, 8, 8),
-        bench.size(512, 8, 8),
-    );
-    let inp = Inputs {
-        x: gen_f32((t, b, i), 8, 1.0),
-        w_x: gen_f32((i, 4 * h), 9, 0.1),
-        w_h: gen_f32((h, 4 * h), 10, 0.1),
-        b: gen_f32([4 * h], 11, 0.1),
-    };
+    let inp = Inputs::spec(bench);
     let v = &inp;
     bench.run(
         "lstm",

@@ -11,7 +11,7 @@ use scan_runtime::prelude::*;
 use scan_runtime::threads::spin;
 
 use super::lstm::Inputs;
-use crate::inputs::{flat, gen_f32};
+use crate::inputs::flat;
 use crate::kernels::{gemm, keep, scratch, sigmoid_f32, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
@@ -309,18 +309,7 @@ fn backward_row(
 }
 
 pub fn run(bench: &mut Bench) {
-    let (t, b, i, h) = (
-        bench.size(128, 32, 4),
-        bench.size(32, 8, 4),
-        bench.size(256, 8, 8),
-        bench.size(512, 8, 8),
-    );
-    let inp = Inputs {
-        x: gen_f32((t, b, i), 8, 1.0),
-        w_x: gen_f32((i, 4 * h), 9, 0.1),
-        w_h: gen_f32((h, 4 * h), 10, 0.1),
-        b: gen_f32([4 * h], 11, 0.1),
-    };
+    let inp = Inputs::spec(bench);
     let v = &inp;
     bench.run(
         "lstm_grad",
@@ -341,6 +330,7 @@ pub fn run(bench: &mut Bench) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inputs::gen_f32;
 
     fn sigmoid(v: f64) -> f64 {
         1.0 / (1.0 + (-v).exp())

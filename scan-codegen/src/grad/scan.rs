@@ -717,7 +717,7 @@ fn stash_products(
     for v in (0..f.nodes.len()).rev().map(NodeId) {
         let wanted = matches!(f.node(v).op, Op::Dot)
             && f.ty(v).dtype.is_float()
-            && reachable(&backward.step)[map[v.0].0]
+            && backward.step.live()[map[v.0].0]
             && crate::rewrite::edit::depends_on(f, v, &taps);
         if !wanted {
             continue;
@@ -750,18 +750,6 @@ fn stash_products(
         backward.step.replace_uses(map[v.0], read[0]);
     }
     backward.step.normalize();
-}
-
-/// Which nodes of `g` its outputs read, directly or not.
-fn reachable(g: &Graph) -> Vec<bool> {
-    let mut live = vec![false; g.nodes.len()];
-    let mut stack = g.outputs.clone();
-    while let Some(id) = stack.pop() {
-        if !std::mem::replace(&mut live[id.0], true) {
-            stack.extend(g.node(id).inputs.iter().copied());
-        }
-    }
-    live
 }
 
 /// `x[start..end]` (`x[..end]` without a start), a view.

@@ -523,8 +523,8 @@ impl Graph {
         })
     }
 
-    /// Nodes the outputs depend on, in topological order (dead nodes left out).
-    pub fn live_nodes(&self) -> Vec<NodeId> {
+    /// Whether each node is one the outputs depend on, directly or not.
+    pub fn live(&self) -> Vec<bool> {
         let mut live = vec![false; self.nodes.len()];
         let mut stack: Vec<NodeId> = self.outputs.clone();
         while let Some(id) = stack.pop() {
@@ -533,6 +533,12 @@ impl Graph {
                 stack.extend(self.nodes[id.0].inputs.iter().copied());
             }
         }
+        live
+    }
+
+    /// Nodes the outputs depend on, in topological order (dead nodes left out).
+    pub fn live_nodes(&self) -> Vec<NodeId> {
+        let live = self.live();
         (0..self.nodes.len())
             .filter(|&i| live[i])
             .map(NodeId)

@@ -99,7 +99,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         if self.data.len() != self.offset || self.offset != 0 {
             return;
         }
-        let spare = super::buffer::ALIGN / std::mem::size_of::<T>().max(1);
+        let spare = super::buffer::align_elems::<T>();
         let skip = self.data.as_ptr().align_offset(super::buffer::ALIGN);
         if skip <= spare && self.data.capacity() >= skip {
             self.data.resize(skip, T::default());
@@ -306,7 +306,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         let more = (target - have)
             .checked_mul(self.row_len)
             .ok_or_else(|| too_big(what, target, self.row_shape()))?;
-        let spare = super::buffer::ALIGN / std::mem::size_of::<T>().max(1);
+        let spare = super::buffer::align_elems::<T>();
         let first = self.data.capacity() == 0;
         if first {
             // A large trace's memory kept from an earlier call (`pool`): its pages are

@@ -322,13 +322,18 @@ pub const ALIGN: usize = 64;
 /// start (and a reduction's scalar state stays a few bytes).
 const ALIGN_MIN_BYTES: usize = 4 * ALIGN;
 
+/// Elements of `T` in [`ALIGN`] bytes: the padding that lets a buffer start on a cache
+/// line wherever the allocator put it.
+pub(crate) fn align_elems<T>() -> usize {
+    ALIGN / std::mem::size_of::<T>().max(1)
+}
+
 /// Elements allocated beyond a buffer's own `len`, to start it on an [`ALIGN`] boundary.
 fn pad<T>(len: usize) -> usize {
-    let size = std::mem::size_of::<T>().max(1);
-    if len.saturating_mul(size) < ALIGN_MIN_BYTES {
+    if len.saturating_mul(std::mem::size_of::<T>()) < ALIGN_MIN_BYTES {
         0
     } else {
-        ALIGN / size
+        align_elems::<T>()
     }
 }
 
