@@ -80,6 +80,22 @@ pub trait Number: Element {
         subtract: bool,
         what: &str,
     ) -> Result<()>;
+
+    /// A dot-add's sum: `out = c + a · b` (`c - a · b` when `subtract`), `c` of `out`'s
+    /// shape (broadcast already). By default `c` is copied into `out` and the product
+    /// accumulated onto it ([`Number::gemm_add`]); floats read `c` in place in a tiny
+    /// product (`kernels::tiny`).
+    fn gemm_add_to(
+        mut out: ArrayViewMut2<'_, Self>,
+        c: ArrayView2<'_, Self>,
+        a: ArrayView2<'_, Self>,
+        b: ArrayView2<'_, Self>,
+        subtract: bool,
+        what: &str,
+    ) -> Result<()> {
+        crate::kernels::dot::copy_addend(&mut out, c);
+        Self::gemm_add(out, a, b, subtract, what)
+    }
 }
 
 /// `f32` and `f64`: what the transcendental functions and `mean` need.
@@ -372,6 +388,17 @@ macro_rules! float_impls {
                 what: &str,
             ) -> Result<()> {
                 crate::kernels::dot::gemm_add_float(out, a, b, subtract, what)
+            }
+            #[inline]
+            fn gemm_add_to(
+                out: ArrayViewMut2<'_, Self>,
+                c: ArrayView2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                subtract: bool,
+                what: &str,
+            ) -> Result<()> {
+                crate::kernels::dot::gemm_add_to_float(out, c, a, b, subtract, what)
             }
         }
 

@@ -25,6 +25,7 @@ use ndarray::{
 use crate::element::Number;
 use crate::error::{Error, Result};
 use crate::kernels::buffer::{broadcast_shape, ensure_shape, try_ensure_shape, Destination};
+use crate::kernels::tiny::{Into, Tiny};
 
 /// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
 /// `"loops"` (neither feature).
@@ -146,6 +147,12 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
+    // An addend of the product's shape (the usual case) goes straight to the product.
+    if let Ok(c) = c.view().into_dimensionality::<Ix2>() {
+        if c.dim() == (m, n) {
+            return T::gemm_add_to(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what);
+        }
+    }
     let separately = |p: &mut Array2<T>| dot_mm(p, a, b, what);
     let onto = |o| accumulate(o, c.view(), a, b, subtract, what);
     dot_add(out, c.view(), Ix2(m, n), separately, onto, subtract, what)
@@ -165,6 +172,13 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     let (m, k) = a.dim();
     if b.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
+    }
+    if let Ok(c) = c.view().into_dimensionality::<Ix1>() {
+        if c.len() == m {
+            let (c, b) = (c.insert_axis(Axis(1)), b.insert_axis(Axis(1)));
+            let out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
+            return T::gemm_add_to(out, c, a, b, subtract, what);
+        }
     }
     let separately = |p: &mut Array1<T>| dot_mv(p, a, b, what);
     // A column, as the product is made: c's one axis (or none) is the rows'.
@@ -228,7 +242,7 @@ fn dot_add<'o, T: Number, D: Dimension, Dc: Dimension>(
 /// `out = c ± a · b` with `out` of the product's shape, which `c` broadcasts to.
 #[inline]
 pub(crate) fn accumulate<T: Number, Dc: Dimension>(
-    mut out: ArrayViewMut2<'_, T>,
+    out: ArrayViewMut2<'_, T>,
     c: ArrayView<'_, T, Dc>,
     a: ArrayView2<'_, T>,
     b: ArrayView2<'_, T>,
@@ -241,8 +255,7 @@ pub(crate) fn accumulate<T: Number, Dc: Dimension>(
             shapes: vec![c.shape().to_vec(), out.shape().to_vec()],
         });
     };
-    copy_addend(&mut out, c);
-    T::gemm_add(out, a, b, subtract, what)
+    T::gemm_add_to(out, c, a, b, subtract, what)
 }
 
 /// `out = c`, `c` already broadcast to `out`'s shape: the addend of a dot-add, copied before
@@ -676,8 +689,8 @@ fn loop_add<T: Number>(
 /// The float entry of [`Number::gemm_add`]: shapes checked, empty products settled (an
 /// empty sum adds nothing), then the backend.
 #[inline]
-pub(crate) fn gemm_add_float<T: backend::Float>(
-    out: ArrayViewMut2<'_, T>,
+pub(crate) fn gemm_add_float<T: backend::Float + Tiny>(
+    mut out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,
     b: ArrayView2<'_, T>,
     subtract: bool,
@@ -688,8 +701,32 @@ pub(crate) fn gemm_add_float<T: backend::Float>(
     if m == 0 || n == 0 || k == 0 {
         return Ok(());
     }
+    let alpha = if subtract { T::ONE.num_neg() } else { T::ONE };
+    if T::tiny_product(&mut out, a, b, Into::Add(alpha)) {
+        return Ok(());
+    }
     backend::gemm_add(out, a, b, subtract);
     Ok(())
+}
+
+/// The float entry of [`Number::gemm_add_to`]: a tiny product reads `c` in place; any other
+/// copies it into `out` and accumulates the product onto it.
+#[inline]
+pub(crate) fn gemm_add_to_float<T: backend::Float + Tiny>(
+    mut out: ArrayViewMut2<'_, T>,
+    c: ArrayView2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    check_gemm(&out, &a, &b, what)?;
+    let alpha = if subtract { T::ONE.num_neg() } else { T::ONE };
+    if c.dim() == out.dim() && T::tiny_product(&mut out, a, b, Into::AddTo(c, alpha)) {
+        return Ok(());
+    }
+    copy_addend(&mut out, c);
+    gemm_add_float(out, a, b, subtract, what)
 }
 
 /// [`gemm_loop`] with the shapes already checked.
@@ -706,7 +743,7 @@ fn loop_into<T: Number>(mut out: ArrayViewMut2<'_, T>, a: ArrayView2<'_, T>, b: 
 /// The float entry of [`Number::gemm`]: shapes checked, empty products settled, then the
 /// backend.
 #[inline]
-pub(crate) fn gemm_float<T: backend::Float>(
+pub(crate) fn gemm_float<T: backend::Float + Tiny>(
     mut out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,
     b: ArrayView2<'_, T>,
@@ -720,6 +757,9 @@ pub(crate) fn gemm_float<T: backend::Float>(
     if k == 0 {
         // An empty sum: no backend is called with a zero-size operand.
         out.fill(T::ZERO);
+        return Ok(());
+    }
+    if T::tiny_product(&mut out, a, b, Into::Replace) {
         return Ok(());
     }
     backend::gemm(out, a, b);

@@ -22,6 +22,7 @@ pub mod powers;
 pub mod reduce;
 pub mod scalar_trace;
 pub mod steps;
+pub mod tiny;
 
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
 pub use array_trace::{ArrayTrace, Slot, SlotRow};

@@ -530,13 +530,13 @@ macro_rules! packed_impl {
                 what: &str,
             ) -> Result<()> {
                 let (m, k) = a.dim();
+                if subtract || !self.packed || w.dim() != (self.k, self.n) || k != self.k {
+                    return super::dot::dot_add_mm(out, c, a, w, subtract, what);
+                }
                 let cv = c.view();
                 let Some(addend) = cv.broadcast(Ix2(m, self.n)) else {
                     return super::dot::dot_add_mm(out, c, a, w, subtract, what);
                 };
-                if subtract || !self.packed || w.dim() != (self.k, self.n) || k != self.k {
-                    return super::dot::dot_add_mm(out, c, a, w, subtract, what);
-                }
                 let mut out = out.prepare(Ix2(m, self.n), what)?;
                 super::dot::copy_addend(&mut out, addend);
                 self.product(a, &mut out, true);
