@@ -144,7 +144,7 @@ pub(crate) fn prepare_fast_first<'a, T: Element, D: Dimension>(
 impl<'a, T, D: Dimension> Destination<'a, T, D> for ArrayViewMut<'a, T, D> {
     #[inline]
     fn prepare(self, shape: D, _what: &str) -> Result<ArrayViewMut<'a, T, D>> {
-        if self.shape() == shape.slice() {
+        if same_shape(self.shape(), &shape) {
             Ok(self)
         } else {
             Err(Error::InvalidArgument {
@@ -357,6 +357,13 @@ fn aligned<T, D: Dimension>(shape: D, data: Vec<T>) -> Option<Array<T, D>> {
 #[inline]
 fn same_shape<D: Dimension>(have: &[usize], want: &D) -> bool {
     have.len() == want.ndim() && have.iter().enumerate().all(|(i, &n)| want[i] == n)
+}
+
+/// Whether two shapes are equal, compared inline: `==` on slices calls `memcmp`, which
+/// costs more than the comparison of two or three lengths in a step of small matrices.
+#[inline]
+pub(crate) fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// numpy broadcasting of `shapes` (trailing axes aligned; an axis of length 1 stretches to

@@ -24,7 +24,9 @@ use ndarray::{
 
 use crate::element::Number;
 use crate::error::{Error, Result};
-use crate::kernels::buffer::{broadcast_shape, ensure_shape, try_ensure_shape, Destination};
+use crate::kernels::buffer::{
+    broadcast_shape, ensure_shape, same_dims, try_ensure_shape, Destination,
+};
 use crate::kernels::tiny::{Into, Tiny};
 
 /// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
@@ -226,7 +228,7 @@ fn dot_add<'o, T: Number, D: Dimension, Dc: Dimension>(
     subtract: bool,
     what: &str,
 ) -> Result<()> {
-    let shape: D = if c.shape() == dim.slice() {
+    let shape: D = if same_dims(c.shape(), dim.slice()) {
         dim.clone()
     } else {
         broadcast_shape(what, &[c.shape(), dim.slice()])?

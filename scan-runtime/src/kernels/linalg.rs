@@ -46,10 +46,14 @@ pub trait LinalgFloat: Float + faer::traits::RealField {
     const EPS: Self;
     /// `n` in this type (a count in a tolerance).
     fn of_count(n: usize) -> Self;
+    /// About the square roots of the smallest normal and the largest float: a product of
+    /// two numbers between them is finite and normal.
+    const SAFE_PRODUCT: (Self, Self);
 }
 impl LinalgFloat for f32 {
     const SQRT_EPS: f32 = 3.452_669_8e-4;
     const EPS: f32 = f32::EPSILON;
+    const SAFE_PRODUCT: (f32, f32) = (1.0842022e-19, 1.8446743e19);
     fn of_count(n: usize) -> f32 {
         n as f32
     }
@@ -57,6 +61,7 @@ impl LinalgFloat for f32 {
 impl LinalgFloat for f64 {
     const SQRT_EPS: f64 = 1.490_116_119_384_765_6e-8;
     const EPS: f64 = f64::EPSILON;
+    const SAFE_PRODUCT: (f64, f64) = (1.4916681462400413e-154, 1.3407807929942596e154);
     fn of_count(n: usize) -> f64 {
         n as f64
     }
@@ -609,8 +614,30 @@ pub fn slogdet_factored<T: LinalgFloat>(
     if l.dim() != (n, n) || !symmetric_to_rounding(&a) {
         return slogdet(ws, a, what);
     }
-    let log = l.diag().iter().fold(T::ZERO, |s, &d| s.num_add(d.ln()));
+    let log = log_of_product(l.diag().iter().copied());
     Ok((T::ONE, log.num_add(log)))
+}
+
+/// `sum(log(xs))` for non-negative `xs`, by one logarithm of their running product where
+/// it stays well inside the float range (a logarithm costs as much as a 2 x 2 product; a
+/// Cholesky factor's diagonal has as many as the matrix has rows), the product's log taken
+/// and restarted where one more factor would leave that range. A zero gives -inf and a NaN
+/// NaN, as the sum would.
+fn log_of_product<T: LinalgFloat>(xs: impl Iterator<Item = T>) -> T {
+    // sqrt of the smallest normal and of the largest float: any product of two factors
+    // inside stays finite and normal.
+    let (low, high) = T::SAFE_PRODUCT;
+    let (mut sum, mut product) = (T::ZERO, T::ONE);
+    for x in xs {
+        let next = product.num_mul(x);
+        if next > low && next < high {
+            product = next;
+        } else {
+            sum = sum.num_add(product.ln());
+            product = x;
+        }
+    }
+    sum.num_add(product.ln())
 }
 
 /// `det(a)` read off the Cholesky factor `l` of `a`: `prod(diag(l))^2` (see
@@ -635,12 +662,26 @@ pub fn det_factored<T: LinalgFloat>(
 /// covariance made by products, `H P H^T + R`, is symmetric only to rounding).
 pub fn symmetric_to_rounding<T: LinalgFloat>(a: &ArrayView2<'_, T>) -> bool {
     let n = a.nrows();
-    let most = a.iter().fold(
-        T::ZERO,
-        |m, &x| if x.num_abs() > m { x.num_abs() } else { m },
-    );
+    // One pass over the pairs: the largest magnitude and the largest difference (a NaN
+    // difference fails the comparison at the end).
+    let (mut most, mut worst) = (T::ZERO, T::ZERO);
+    for i in 0..n {
+        let (row, col) = (a.row(i), a.column(i));
+        for (j, (&x, &y)) in row.iter().zip(col.iter()).take(i + 1).enumerate() {
+            let big = if x.num_abs() > y.num_abs() {
+                x.num_abs()
+            } else {
+                y.num_abs()
+            };
+            most = if big > most { big } else { most };
+            let gap = x.num_sub(y).num_abs();
+            if j < i && (gap > worst || not_finite(gap)) {
+                worst = gap;
+            }
+        }
+    }
     let tolerance = T::of_count(4 * n).num_mul(T::EPS).num_mul(most);
-    (0..n).all(|i| (0..i).all(|j| a[[i, j]].num_sub(a[[j, i]]).num_abs() <= tolerance))
+    worst <= tolerance
 }
 
 /// `Err(NoConvergence)`: faer's iteration (of an eigendecomposition or an SVD) stopped
@@ -1046,6 +1087,37 @@ mod tests {
         for (x, y) in a.iter().zip(b) {
             assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{a:?} vs {b:?}");
         }
+    }
+
+    /// One logarithm of a running product equals the sum of the logarithms to rounding,
+    /// across the whole range (factors that would overflow or underflow the product),
+    /// and gives -inf for a zero and NaN for a NaN, as the sum does.
+    #[test]
+    fn log_of_a_product_is_the_sum_of_logs() {
+        let cases: [&[f64]; 5] = [
+            &[1.5, 0.25, 3.0, 7.0],
+            &[1e200, 1e200, 1e-300, 2.0, 1e-300, 1e150],
+            &[f64::MAX, f64::MAX, f64::MIN_POSITIVE, 5e-324, 1.0],
+            &[0.5; 40],
+            &[2.0, 1e-310, 3.0],
+        ];
+        for xs in cases {
+            let sum: f64 = xs.iter().map(|x| x.ln()).sum();
+            let got = log_of_product(xs.iter().copied());
+            let scale: f64 = xs.iter().map(|x| x.ln().abs()).sum();
+            assert!(
+                (got - sum).abs() <= 8.0 * f64::EPSILON * scale,
+                "{xs:?}: {got} vs {sum}"
+            );
+        }
+        let f32s = [1e30f32, 1e30, 1e-35, 4.0];
+        let sum: f32 = f32s.iter().map(|x| x.ln()).sum();
+        assert!((log_of_product(f32s.iter().copied()) - sum).abs() <= 1e-4);
+        assert_eq!(
+            log_of_product([2.0, 0.0, 3.0].into_iter()),
+            f64::NEG_INFINITY
+        );
+        assert!(log_of_product([2.0, f64::NAN, 3.0].into_iter()).is_nan());
     }
 
     /// The determinant read off a Cholesky factor: the LU's value to rounding for a

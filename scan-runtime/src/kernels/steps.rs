@@ -69,7 +69,7 @@ pub fn check_step_shape(
     expected: &[usize],
     found: &[usize],
 ) -> Result<()> {
-    if expected == found {
+    if super::buffer::same_dims(expected, found) {
         Ok(())
     } else {
         Err(Error::StepResultShape {

@@ -9,8 +9,8 @@
 //! 217 and 200 ns.
 //!
 //! The kernels: a product with one column takes each row of `a` times it along `k`, four
-//! rows at a time. Otherwise `b`'s rows are read in place when they are contiguous and
-//! fill whole vectors, else copied into a block on the stack with zeros past `n`; `R` rows
+//! rows at a time. Otherwise `b`'s rows are read in place when they are contiguous, else
+//! copied into a block on the stack, the last vector of each by a masked load; `R` rows
 //! of `a` at a time, each element broadcast and multiplied into the row's `V` vectors of
 //! 256 bits by fused multiply-adds (`R x V` independent sums, which the out-of-order core
 //! overlaps). Each output element is a sum over `k` (in order, or in lanes for a column),
@@ -151,8 +151,8 @@ macro_rules! tiny_impl {
         /// `(rso, cso)` that nothing else writes during the call, with `alpha` `c` at
         /// that of a readable `m x n` one with strides `(rsc, csc)` (`out` itself, or
         /// memory `out` does not overlap), and `b` at the first of `k` rows `rsb` apart,
-        /// each with `V * lanes` readable elements, of which the first `n` are `b`'s and
-        /// the rest are zeros; `m >= 1` and `n <= V * lanes`.
+        /// each with `n` readable elements (its last vector is read with a mask); `m >=
+        /// 1` and `(V - 1) * lanes < n <= V * lanes`.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
         #[allow(clippy::too_many_arguments)]
@@ -168,6 +168,14 @@ macro_rules! tiny_impl {
             (c, (rsc, csc)): Raw<$t>,
         ) {
             use std::arch::x86_64::*;
+            // Lanes `j < n - (V - 1) * lanes` of the last vector: -1 (loaded), then 0.
+            let rest = n - (V - 1) * $lanes;
+            let mut bits = [0 as $int; $lanes];
+            for (j, bit) in bits.iter_mut().enumerate() {
+                *bit = if j < rest { -1 } else { 0 };
+            }
+            // SAFETY: `bits` holds one vector of 256 bits.
+            let mask = unsafe { _mm256_loadu_si256(bits.as_ptr().cast()) };
             let mut i = 0;
             while i < m {
                 // Rows past `m` repeat the last one: computed, not stored.
@@ -177,12 +185,20 @@ macro_rules! tiny_impl {
                 }
                 let mut acc = [[$zero(); V]; R];
                 for p in 0..k {
-                    // SAFETY: row `p < k` of `b` has `V * lanes` readable elements.
+                    // SAFETY: row `p < k` of `b` has `n` readable elements.
                     let brow = unsafe { b.offset(p as isize * rsb) };
                     let mut bv = [$zero(); V];
                     for (v, x) in bv.iter_mut().enumerate() {
-                        // SAFETY: as above, `v * lanes + lanes <= V * lanes`.
-                        *x = unsafe { $load(brow.add(v * $lanes)) };
+                        // SAFETY: as above: the vectors before the last are whole (`(v +
+                        // 1) * lanes <= (V - 1) * lanes < n`); the last reads only its
+                        // lanes below `n` (masked lanes are not accessed).
+                        *x = unsafe {
+                            if v + 1 < V {
+                                $load(brow.add(v * $lanes))
+                            } else {
+                                $maskload(brow.add(v * $lanes), mask)
+                            }
+                        };
                     }
                     let at = p as isize * csa;
                     for r in 0..R {
@@ -277,20 +293,20 @@ macro_rules! tiny_impl {
                     }
                     const WIDTH: usize = 4 * $lanes;
                     let vectors = n.div_ceil($lanes);
-                    let width = vectors * $lanes;
-                    // `b`'s rows where they fill whole vectors, else a zero-padded copy
-                    // (not zeroed beforehand: two kilobytes a call would cost more than a
-                    // 4 x 4 product).
+                    // `b`'s rows in place when contiguous, else copied into a block on the
+                    // stack (not zeroed: the kernel reads only the first `n` of each row,
+                    // and zeroing two kilobytes a call would cost more than a 4 x 4
+                    // product).
                     let mut block = std::mem::MaybeUninit::<[[$t; WIDTH]; TINY_MAX]>::uninit();
                     let (sb0, sb1) = (b.strides()[0], b.strides()[1]);
-                    let (rows, rsb) = if sb1 == 1 && n == width {
+                    let (rows, rsb) = if sb1 == 1 || n == 1 {
                         (b.as_ptr(), sb0)
                     } else {
                         let dst = block.as_mut_ptr().cast::<$t>();
                         let src = b.as_ptr();
-                        // SAFETY: `p < k <= TINY_MAX` and `j < width <= WIDTH`: inside
-                        // `block`; `(p, j)` for `j < n` is an element of `b`. The loop
-                        // order reads `b` along its contiguous axis.
+                        // SAFETY: `p < k <= TINY_MAX` and `j < n <= WIDTH`: inside `block`
+                        // and an element `(p, j)` of `b`. The loop order reads `b` along
+                        // its contiguous axis.
                         unsafe {
                             if sb0 == 1 {
                                 for j in 0..n {
@@ -307,11 +323,6 @@ macro_rules! tiny_impl {
                                     }
                                 }
                             }
-                            for p in 0..k {
-                                for j in n..width {
-                                    dst.add(p * WIDTH + j).write(0.0);
-                                }
-                            }
                         }
                         (dst.cast_const(), WIDTH as isize)
                     };
@@ -320,8 +331,8 @@ macro_rules! tiny_impl {
                     // are as the kernel requires: the views' first elements and strides,
                     // `out` borrowed uniquely and `c` (with `alpha`) `out` itself or a
                     // shared view of its shape, which cannot overlap it; the rows are
-                    // `b`'s own when `n` fills the vectors and its columns are contiguous,
-                    // else the block's, written above for every `p < k` and `j < width`.
+                    // `b`'s own when its columns are contiguous (or it has one), else the
+                    // block's, written above for every `p < k` and `j < n`.
                     unsafe {
                         match vectors {
                             1 => $kernel::<1, 4>(o, so, pa, sa, rows, rsb, dims, alpha, c),
