@@ -156,6 +156,23 @@ mod ops {
     }
 }
 
+mod backward {
+    scan_tests::program! {
+        /// A determinant's gradient, `det(a) inv(a)ᵀ`: its rule inverts the matrix, which
+        /// fails for a singular one although `det` itself does not (it is 0).
+        pub fn det_grad(a: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let d = det(a);
+            Ok(grad(d, a))
+        }
+
+        /// The same for each matrix of a stack: the rule runs in the backward loop's step.
+        pub fn det_grad_each(m: ArrayView3<f64>) -> Result<Array3<f64>> {
+            let ds = map(|m_t| det(m_t), sequences = m);
+            Ok(grad(sum(ds), m))
+        }
+    }
+}
+
 /// Checks that `e`'s message names each of `names` in backticks and contains each of
 /// `numbers`.
 fn assert_names(e: &Error, names: &[&str], numbers: &[&str]) {
@@ -846,6 +863,50 @@ fn last_row_of_a_scan_of_zero_steps() {
     );
 }
 
+// --- gradients --------------------------------------------------------------------------
+
+#[test]
+fn singular_matrix_in_a_gradient_rule_names_the_forward_expression() {
+    let singular = array![[1.0, 2.0], [2.0, 4.0]];
+    let e = expect_err("det_grad(singular)", || backward::det_grad(singular.view()));
+    assert_eq!(
+        e,
+        Error::Singular {
+            what: "adjoint through det(a)".into(),
+            step: None,
+            pivot: 1,
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "`adjoint through det(a)`: the matrix is singular (its factorisation has a zero pivot at index 1)"
+    );
+    evaluator_rejects(
+        backward::SOURCE,
+        "det_grad",
+        vec![Value::from(singular.clone())],
+        &["`adjoint through det(a)`", "singular"],
+    );
+    // In the backward loop: the step's expression, and that loop's step, which goes through
+    // the forward steps last first (its step 2 of 3 is forward step 0).
+    let m = array![
+        [[1.0, 2.0], [2.0, 4.0]],
+        [[2.0, 0.0], [0.0, 4.0]],
+        [[1.0, 0.0], [0.0, 1.0]]
+    ];
+    let e = expect_err("det_grad_each(m)", || backward::det_grad_each(m.view()));
+    assert_eq!(
+        e.to_string(),
+        "`adjoint through det(m_t)` at step 2: the matrix is singular (its factorisation has a zero pivot at index 1)"
+    );
+    evaluator_rejects(
+        backward::SOURCE,
+        "det_grad_each",
+        vec![Value::from(m)],
+        &["`adjoint through det(m_t)`", "step 2", "singular"],
+    );
+}
+
 // --- messages ---------------------------------------------------------------------------
 
 /// Every error above, with the names and numbers its message must contain.
@@ -939,6 +1000,11 @@ fn all_errors() -> Vec<(&'static str, Result<()>, Vec<&'static str>)> {
             "last row of 0 steps",
             unit(ops::power(u3.view(), 0)),
             vec!["`result[-1]`", "-1", "0"],
+        ),
+        (
+            "singular matrix in a gradient",
+            unit(backward::det_grad(array![[1.0, 2.0], [2.0, 4.0]].view())),
+            vec!["`adjoint through det(a)`", "1"],
         ),
     ]
 }

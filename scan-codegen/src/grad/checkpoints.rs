@@ -327,7 +327,12 @@ pub(super) fn adjoints(
         return Err(msg::grad_no_rule("a scan's result", None));
     };
     let xs = &node.inputs;
-    let base = recomputed(op);
+    let mut base = recomputed(op);
+    // The passes below and the backward passes of the recomputations name the outputs by
+    // the user's names (the counter, dropped, was the last output).
+    for (o, out) in base.outputs.iter_mut().enumerate() {
+        out.label = b.output_name(scan, o);
+    }
     if base.outputs.is_empty() {
         return Ok(Vec::new());
     }
@@ -385,11 +390,7 @@ pub(super) fn adjoints(
             })
             .collect();
         let inputs = step_inputs(&mut g, b, op, &sequences, &non_sequences, flag);
-        let mut inner = Builder {
-            g: &mut g,
-            span,
-            label: b.label.clone(),
-        };
+        let mut inner = b.within(&mut g);
         let inputs = Inputs {
             windows: carried_windows.clone(),
             ..inputs
@@ -508,11 +509,7 @@ pub(super) fn adjoints(
             })
         })
         .collect();
-    let mut inner = Builder {
-        g: &mut g,
-        span,
-        label: b.label.clone(),
-    };
+    let mut inner = b.within(&mut g);
     let inputs = Inputs {
         windows: segment_windows,
         ..inputs

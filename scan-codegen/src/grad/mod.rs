@@ -21,6 +21,13 @@
 //! The elementwise family's derivatives live beside its forward rules, in
 //! `ir/elemwise.rs` (`ElemOp::partials`); a broadcast operand's contribution is summed
 //! back to its shape by `Op::Unbroadcast` (sizes are known only at run time).
+//!
+//! Labels (what `scanc explain` and run-time errors name a node by) say what each node
+//! is, in the user's words (a value's `let` name, else its source text, shortened):
+//! `adjoint of h` for the adjoint of a value (the seed, a sum of contributions, a rule's
+//! contribution to an operand, a gradient), and `adjoint through tanh(a)` for the other
+//! nodes a rule builds to pass the adjoint back through a forward node, so that an error
+//! there (a singular matrix in `det`'s rule) names the forward expression.
 
 mod checkpoints;
 mod linalg;
@@ -31,6 +38,7 @@ use std::collections::HashMap;
 
 use proc_macro2::Span;
 
+use crate::ir::graph::short_label;
 use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, PathStep, ReduceOp, Term, Type};
 use crate::messages as msg;
 
@@ -48,19 +56,22 @@ pub enum GradError {
 /// `wrt` (float nodes of `graph`), appended to `graph`: one node per `wrt`, of its type.
 /// A `wrt` that the cost reaches only through integer or bool values (comparisons,
 /// indices) gets zeros; one the cost does not read at all is an error, as in PyTensor.
-/// The new nodes carry `span` and `label` (the `grad` call's) for run-time errors.
+/// The new nodes carry `span` (the `grad` call's) and labels made from `names`, the
+/// user's names of `graph`'s values (see the module's doc).
 pub fn reverse(
     graph: &mut Graph,
     cost: NodeId,
     wrt: &[NodeId],
     span: Span,
-    label: &str,
+    names: HashMap<NodeId, String>,
 ) -> Result<Vec<NodeId>, GradError> {
     let mut b = Builder {
         g: graph,
         span,
-        label: label.to_string(),
+        label: String::new(),
+        names,
     };
+    b.label = b.adjoint_of(cost);
     let seed = b.float(1.0, b.ty(cost).dtype);
     let grads = sweep(&mut b, &[(cost, seed)], wrt, true).map_err(|e| match e {
         SweepError::Disconnected(k) => GradError::Disconnected(k),
@@ -72,7 +83,10 @@ pub fn reverse(
         .map(|(g, &w)| match g {
             Some(g) => g,
             // Reached only through integer or bool values: a zero gradient.
-            None => b.zeros_like(w),
+            None => {
+                b.label = b.adjoint_of(w);
+                b.zeros_like(w)
+            }
         })
         .collect())
 }
@@ -151,6 +165,7 @@ fn sweep(
     // until the sweep reaches the node itself.
     let mut gathered: HashMap<usize, Vec<Option<NodeId>>> = HashMap::new();
     for &(s, g) in seeds {
+        b.label = b.adjoint_of(s);
         accumulate(b, &mut adjoint[s.0], g);
     }
     for i in (0..n).rev() {
@@ -172,6 +187,7 @@ fn sweep(
                     .remove(&whole.0)
                     .unwrap_or_else(|| vec![None; n_results]);
                 if let Some(slot) = slots.get_mut(index) {
+                    b.label = b.adjoint_of(id);
                     accumulate(b, slot, gy);
                 }
                 gathered.insert(whole.0, slots);
@@ -182,6 +198,8 @@ fn sweep(
         if !want.iter().any(|&w| w) {
             continue;
         }
+        let built = b.g.nodes.len();
+        b.label = b.through(id);
         let contributions = if let Op::Scan(_) = op {
             let Some(gs) = gathered.remove(&i) else {
                 continue;
@@ -205,6 +223,11 @@ fn sweep(
                 // A rule's bug, reported rather than emitted as ill-typed code.
                 let what = format!("{:?}", b.g.node(id).op);
                 return Err(msg::grad_internal(&what, b.ty(c), b.ty(j)).into());
+            }
+            b.label = b.adjoint_of(j);
+            // A contribution the rule built is (a part of) the operand's adjoint.
+            if c.0 >= built {
+                b.g.nodes[c.0].label = b.label.clone();
             }
             accumulate(b, &mut adjoint[j.0], c);
         }
@@ -252,10 +275,82 @@ fn increment(b: &mut Builder, a: NodeId, c: NodeId, path: Vec<PathStep>) -> Node
 pub(crate) struct Builder<'g> {
     g: &'g mut Graph,
     span: Span,
+    /// The label of the nodes added (set by the sweep as it goes, see the module's doc).
     label: String,
+    /// The user's names of the graph's values (`let` bindings of the `grad` call's frame).
+    names: HashMap<NodeId, String>,
 }
 
 impl Builder<'_> {
+    /// A builder of the step graph `g` of a scan being built, with this one's span and
+    /// label and no user names (those name this builder's nodes, not `g`'s).
+    fn within<'h>(&self, g: &'h mut Graph) -> Builder<'h> {
+        Builder {
+            g,
+            span: self.span,
+            label: self.label.clone(),
+            names: HashMap::new(),
+        }
+    }
+
+    /// How labels name the forward value `x`: the user's name for it, else its input's
+    /// name or source text (a scan's trace: as [`Builder::output_name`]), shortened.
+    fn name(&self, x: NodeId) -> String {
+        if let Some(name) = self.names.get(&x) {
+            return name.clone();
+        }
+        let node = self.g.node(x);
+        match (&node.op, node.inputs.first()) {
+            (Op::ScanOutput { index }, Some(&scan)) => self.output_name(scan, *index),
+            _ => short_label(&node.label),
+        }
+    }
+
+    /// How labels name output `o` of the scan node `scan`: the user's name of its trace
+    /// (`h` of `let (h, c) = scan(..)`), else the output's label (its initial state's).
+    fn output_name(&self, scan: NodeId, o: usize) -> String {
+        let is_trace = |id: NodeId| {
+            let node = self.g.node(id);
+            matches!(node.op, Op::ScanOutput { index } if index == o)
+                && node.inputs.first() == Some(&scan)
+        };
+        let named = self
+            .names
+            .iter()
+            .filter(|(&id, _)| is_trace(id))
+            .map(|(_, n)| n)
+            .min();
+        match (named, &self.g.node(scan).op) {
+            (Some(name), _) => name.clone(),
+            (None, Op::Scan(op)) => op
+                .outputs
+                .get(o)
+                .map_or_else(String::new, |out| short_label(&out.label)),
+            (None, _) => short_label(&self.g.node(scan).label),
+        }
+    }
+
+    /// The label of the adjoint of the forward value `x`.
+    fn adjoint_of(&self, x: NodeId) -> String {
+        format!("adjoint of {}", self.name(x))
+    }
+
+    /// The label of the nodes a rule builds to pass the adjoint of `y` back to its
+    /// operands: y's own text (the expression an error there must point at), not its name.
+    fn through(&self, y: NodeId) -> String {
+        let node = self.g.node(y);
+        let text = match &node.op {
+            // A scan node's label is its kind: named after its first result's text.
+            Op::Scan(op) => match (&op.name, op.step.outputs.first()) {
+                (Some(name), _) => short_label(name),
+                (None, Some(&r)) => format!("scan of {}", short_label(&op.step.node(r).label)),
+                (None, None) => short_label(&node.label),
+            },
+            _ => short_label(&node.label),
+        };
+        format!("adjoint through {text}")
+    }
+
     fn ty(&self, id: NodeId) -> Type {
         self.g.ty(id)
     }
@@ -491,5 +586,101 @@ impl Builder<'_> {
             }
         };
         self.cast(n, dtype)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Graph, Op};
+
+    /// The graph of the function of `source`, before the rewrites.
+    fn graph(source: &str) -> Graph {
+        let functions = crate::compile_to_ir(source).unwrap_or_else(|e| panic!("{e}"));
+        functions.into_iter().next().expect("one function").graph
+    }
+
+    /// The labels of `g`'s nodes after its first `sum` (the cost), a run of one label
+    /// given once.
+    fn gradient_labels(g: &Graph) -> Vec<&str> {
+        let cost = g
+            .nodes
+            .iter()
+            .position(|n| matches!(n.op, Op::Reduce { .. }))
+            .expect("a sum");
+        let mut labels: Vec<&str> = g.nodes[cost + 1..]
+            .iter()
+            .map(|n| n.label.as_str())
+            .collect();
+        labels.dedup();
+        labels
+    }
+
+    #[test]
+    fn labels_name_each_adjoint_and_the_rule_that_made_it() {
+        let g = graph(
+            "fn f(x: ArrayView1<f64>, w: ArrayView1<f64>) -> Result<Array1<f64>> {
+                let h = tanh(x * w);
+                Ok(grad(sum(h), w))
+            }",
+        );
+        // The seed, sum's rule (shapes) and its contribution to h, tanh's rule
+        // (1 - h²) and its contribution, the product's rule and the gradient.
+        assert_eq!(
+            gradient_labels(&g),
+            [
+                "adjoint of sum(h)",
+                "adjoint through sum(h)",
+                "adjoint of h",
+                "adjoint through tanh(x * w)",
+                "adjoint of x * w",
+                "adjoint through x * w",
+                "adjoint of w",
+            ]
+        );
+        assert_eq!(g.node(g.outputs[0]).label, "adjoint of w");
+    }
+
+    #[test]
+    fn a_backward_scan_names_the_outputs_by_their_traces_names() {
+        let g = graph(
+            "fn f(x: ArrayView1<f64>, w: f64) -> Result<f64> {
+                let h = scan(|x_t, h_tm1, w| h_tm1 * w + x_t, sequences = x, outputs_info = 0.0, non_sequences = w);
+                Ok(grad(sum(h), w))
+            }",
+        );
+        let scans: Vec<_> = g
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                Op::Scan(op) => Some((n.label.as_str(), op)),
+                _ => None,
+            })
+            .collect();
+        let [_, (label, back)] = scans[..] else {
+            panic!("a forward and a backward scan: {} scans", scans.len());
+        };
+        assert_eq!(label, "adjoint through scan of h_tm1 * w + x_t");
+        let sequences: Vec<&str> = back.sequences.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(sequences, ["adjoint of h", "x[t+0]", "h[t-1]", "h[t]"]);
+        let outputs: Vec<&str> = back.outputs.iter().map(|o| o.label.as_str()).collect();
+        assert_eq!(outputs, ["adjoint of h[t-1]", "adjoint of w"]);
+        // The step: the seed, the product's contributions to h[t-1] and w, w's sum.
+        let step: Vec<&str> = back
+            .step
+            .nodes
+            .iter()
+            .filter(|n| !matches!(n.op, Op::Input { .. }))
+            .map(|n| n.label.as_str())
+            .collect();
+        assert_eq!(
+            step,
+            [
+                "adjoint of h[t]",
+                "adjoint of h[t-1]",
+                "adjoint of w",
+                "adjoint of w"
+            ]
+        );
+        assert_eq!(g.node(g.outputs[0]).label, "adjoint of w");
     }
 }

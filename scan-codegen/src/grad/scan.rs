@@ -153,6 +153,10 @@ pub(super) fn backward(
     let f = &op.step;
     let direction = Direction::of(op, xs);
     let result_ty = |o: usize| f.ty(f.outputs[o]);
+    // How the labels below name each output: the user's name of its trace if any.
+    let names: Vec<String> = (0..op.outputs.len())
+        .map(|o| b.output_name(scan, o))
+        .collect();
     let traces: Vec<NodeId> = (0..op.outputs.len())
         .map(|o| {
             let t = result_ty(o);
@@ -187,7 +191,7 @@ pub(super) fn backward(
     for (o, gy) in gys.iter().enumerate() {
         if let Some(gy) = *gy {
             gy_seq[o] = Some(seqs.len());
-            let label = format!("adjoint of {}", op.outputs[o].label);
+            let label = format!("adjoint of {}", names[o]);
             seqs.push((gy, result_ty(o), label));
         }
     }
@@ -230,7 +234,7 @@ pub(super) fn backward(
             let end = b.elem(ElemOp::Add, vec![start, steps]);
             let rows = slice(b, history, Some(start), end);
             let ty = f.ty(f.inputs[op.first_output_tap_input(o) + j]);
-            seqs.push((rows, ty, format!("{}[t{k:+}]", out.label)));
+            seqs.push((rows, ty, format!("{}[t{k:+}]", names[o])));
         }
     }
     // Each computed step result, as forward step t left it in its trace: the adjoints read
@@ -241,7 +245,7 @@ pub(super) fn backward(
         let computed = !matches!(f.node(f.outputs[o]).op, Op::Input { .. });
         if computed && result_ty(o).dtype.is_float() {
             result_seq[o] = Some(seqs.len());
-            seqs.push((trace, result_ty(o), format!("{}[t]", op.outputs[o].label)));
+            seqs.push((trace, result_ty(o), format!("{}[t]", names[o])));
         }
     }
     let n_inner_taps = op.first_non_sequence_step_input();
@@ -251,7 +255,6 @@ pub(super) fn backward(
     // The backward step: its inputs first, in the scan's order.
     let mut g = Graph::default();
     let span = b.span;
-    let label = b.label.clone();
     let seq_inputs: Vec<NodeId> = seqs
         .iter()
         .map(|(_, ty, name)| g.add_input(name, *ty, span))
@@ -260,11 +263,10 @@ pub(super) fn backward(
     let mut carries: Vec<(usize, usize, Vec<NodeId>)> = Vec::new();
     for (o, d) in carried(op) {
         let Some(at) = op.init_input(o) else { continue };
-        let out = &op.outputs[o];
         let c = (1..=d)
             .map(|j| {
                 g.add_input(
-                    &format!("adjoint of {}[t-{j}]", out.label),
+                    &format!("adjoint of {}[t-{j}]", names[o]),
                     result_ty(o),
                     span,
                 )
@@ -300,11 +302,7 @@ pub(super) fn backward(
         map.push(id);
     }
 
-    let mut inner = Builder {
-        g: &mut g,
-        span,
-        label: label.clone(),
-    };
+    let mut inner = b.within(&mut g);
     // Each output's adjoint at t: the cost's row plus the carried part.
     let mut seeds = Vec::new();
     for o in (0..op.outputs.len()).filter(|&o| result_ty(o).dtype.is_float()) {
@@ -313,6 +311,7 @@ pub(super) fn backward(
             .find(|(p, _, _)| *p == o)
             .map(|(_, _, c)| c[0]);
         let from_cost = gy_seq[o].map(|k| seq_inputs[k]);
+        inner.label = format!("adjoint of {}[t]", names[o]);
         let seed = match (from_cost, carried) {
             (Some(a), Some(c)) => inner.elem(ElemOp::Add, vec![a, c]),
             (Some(a), None) | (None, Some(a)) => a,
@@ -371,25 +370,26 @@ pub(super) fn backward(
                 .find(|(k, _)| *k == -(j as i64))
                 .and_then(|(_, g)| *g);
             let older = (j < d).then(|| c[j]);
+            let label = format!("adjoint of {}[t-{j}]", names[*o]);
+            inner.label = label.clone();
             let v = match (older, from_tap) {
                 (Some(a), Some(g)) => inner.elem(ElemOp::Add, vec![a, g]),
                 (Some(a), None) | (None, Some(a)) => a,
                 (None, None) => inner.zeros_like(c[j - 1]),
             };
             results.push(v);
-            outputs.push(carry_output(format!("adjoint of {}[t-{j}]", out.label)));
+            outputs.push(carry_output(label));
         }
     }
     for (i, (n, &acc)) in wanted_ns.iter().zip(&sums).enumerate() {
+        let label = format!("adjoint of {}", op.non_sequences[*n].label);
+        inner.label = label.clone();
         let v = match grads[first_ns_wrt + i] {
             Some(gn) => inner.elem(ElemOp::Add, vec![acc, gn]),
             None => acc,
         };
         results.push(v);
-        outputs.push(carry_output(format!(
-            "adjoint of {}",
-            op.non_sequences[*n].label
-        )));
+        outputs.push(carry_output(label));
     }
     let mut seq_rows = Vec::new();
     for &(s, j, w) in &seq_wrt {

@@ -474,6 +474,18 @@ pub struct Node {
     pub label: String,
 }
 
+/// `text` (a node's label) on one line and at most 40 characters, `..` marking a cut: how
+/// the rewrites' log and the gradient's labels quote user text, which can be long.
+pub fn short_label(text: &str) -> String {
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = text.chars().take(40).collect();
+    if cut.len() < text.len() {
+        format!("{cut}..")
+    } else {
+        cut
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     pub nodes: Vec<Node>,

@@ -2,9 +2,12 @@
 //! frame (function parameters, `let` bindings, step arguments), built by `grad::reverse`
 //! into the graph being lowered (the function body's, or the step's).
 
+use std::collections::HashMap;
+
 use super::{Lowered, Lowerer, Value};
 use crate::ast::{Expr, ExprKind};
 use crate::grad::GradError;
+use crate::ir::NodeId;
 use crate::messages as msg;
 
 impl Lowerer<'_> {
@@ -56,7 +59,8 @@ impl Lowerer<'_> {
         }
         let wrt: Vec<Value> = wrt.into_iter().collect::<Option<_>>()?;
         let ids: Vec<_> = wrt.iter().map(|v| v.id).collect();
-        let grads = match crate::grad::reverse(self.graph(), cost.id, &ids, e.span, &e.label) {
+        let known = self.names_of_values();
+        let grads = match crate::grad::reverse(self.graph(), cost.id, &ids, e.span, known) {
             Ok(grads) => grads,
             Err(GradError::Disconnected(k)) => {
                 self.diag
@@ -74,5 +78,22 @@ impl Lowerer<'_> {
         } else {
             Lowered::Single(values.into_iter().next()?)
         })
+    }
+
+    /// The user's names of the current graph's values, which the gradient's labels use: of
+    /// a value bound to several names, the first in alphabetical order (a label must not
+    /// depend on a map's order).
+    fn names_of_values(&self) -> HashMap<NodeId, String> {
+        let mut out: HashMap<NodeId, String> = HashMap::new();
+        let Some(frame) = self.frames.last() else {
+            return out;
+        };
+        for (name, v) in &frame.names {
+            let slot = out.entry(v.id).or_insert_with(|| name.clone());
+            if name < slot {
+                *slot = name.clone();
+            }
+        }
+        out
     }
 }

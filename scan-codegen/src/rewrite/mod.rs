@@ -304,11 +304,5 @@ pub fn output_label(op: &crate::ir::ScanOp, j: usize) -> String {
 
 /// User text in backticks, on one line, shortened.
 fn short(text: &str) -> String {
-    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = text.chars().take(40).collect();
-    if cut.len() < text.len() {
-        format!("`{cut}..`")
-    } else {
-        format!("`{cut}`")
-    }
+    format!("`{}`", crate::ir::graph::short_label(text))
 }
