@@ -217,7 +217,13 @@ fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
         Some(b) => x.copy_from_slice(b),
         None => x.iter_mut().zip(b.iter()).for_each(|(x, &b)| *x = b),
     }
-    Ok(Some(MatMut::from_row_major_slice_mut(x, n, k)))
+    // One column is the same memory either way; faer's triangular solves take the
+    // column-major one's direct path (a row-major `n x 1` cost three times as much).
+    Ok(Some(if k == 1 {
+        MatMut::from_column_major_slice_mut(x, n, k)
+    } else {
+        MatMut::from_row_major_slice_mut(x, n, k)
+    }))
 }
 
 /// `out` (shaped as `b`) set from the column-major `x` of `n` rows.
@@ -614,7 +620,7 @@ pub fn slogdet_factored<T: LinalgFloat>(
     if l.dim() != (n, n) || !symmetric_to_rounding(&a) {
         return slogdet(ws, a, what);
     }
-    let log = log_of_product(l.diag().iter().copied());
+    let log = log_of_product((0..n).map(|i| l[[i, i]]));
     Ok((T::ONE, log.num_add(log)))
 }
 
@@ -662,20 +668,22 @@ pub fn det_factored<T: LinalgFloat>(
 /// covariance made by products, `H P H^T + R`, is symmetric only to rounding).
 pub fn symmetric_to_rounding<T: LinalgFloat>(a: &ArrayView2<'_, T>) -> bool {
     let n = a.nrows();
+    if a.ncols() != n {
+        return false;
+    }
     // One pass over the pairs: the largest magnitude and the largest difference (a NaN
-    // difference fails the comparison at the end).
+    // difference fails the comparison at the end). Indexed: ndarray's row and column
+    // iterators cost more than the comparisons for a step's small matrix.
     let (mut most, mut worst) = (T::ZERO, T::ZERO);
     for i in 0..n {
-        let (row, col) = (a.row(i), a.column(i));
-        for (j, (&x, &y)) in row.iter().zip(col.iter()).take(i + 1).enumerate() {
-            let big = if x.num_abs() > y.num_abs() {
-                x.num_abs()
-            } else {
-                y.num_abs()
-            };
-            most = if big > most { big } else { most };
-            let gap = x.num_sub(y).num_abs();
-            if j < i && (gap > worst || not_finite(gap)) {
+        let d = a[[i, i]].num_abs();
+        most = if d > most { d } else { most };
+        for j in 0..i {
+            let (x, y) = (a[[i, j]].num_abs(), a[[j, i]].num_abs());
+            most = if x > most { x } else { most };
+            most = if y > most { y } else { most };
+            let gap = a[[i, j]].num_sub(a[[j, i]]).num_abs();
+            if gap > worst || not_finite(gap) {
                 worst = gap;
             }
         }

@@ -16,7 +16,9 @@
 //! overlaps). Each output element is a sum over `k` (in order, or in lanes for a column),
 //! then multiplied by `alpha` and added to the addend in one fused multiply-add; like any
 //! GEMM's, it may differ from another backend's in the last bits. AVX2 and FMA are
-//! required, detected at run time; without them the product goes to the backend.
+//! required, detected at run time; without them the product goes to the backend. (LLVM
+//! ends the kernels with `vzeroupper`, so no `dot::clear_upper_state` is needed after
+//! them, unlike after faer's.)
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 
@@ -250,6 +252,7 @@ macro_rules! tiny_impl {
         }
 
         impl Tiny for $t {
+            #[inline]
             fn tiny_product(
                 out: &mut ArrayViewMut2<'_, $t>,
                 a: ArrayView2<'_, $t>,
@@ -288,7 +291,6 @@ macro_rules! tiny_impl {
                         // view of its shape, which cannot overlap a unique borrow; each
                         // pointer is its view's first element.
                         unsafe { $mv(o, so.0, pa, rsa, b.as_ptr(), (m, k), alpha, (c.0, c.1 .0)) };
-                        super::dot::clear_upper_state();
                         return true;
                     }
                     const WIDTH: usize = 4 * $lanes;
@@ -341,7 +343,6 @@ macro_rules! tiny_impl {
                             _ => $kernel::<4, 2>(o, so, pa, sa, rows, rsb, dims, alpha, c),
                         }
                     }
-                    super::dot::clear_upper_state();
                     true
                 }
                 #[cfg(not(target_arch = "x86_64"))]
