@@ -614,6 +614,8 @@ fn merge_steps<T>(mut stack: ArrayView3<'_, T>, inner: Axis) -> Option<ArrayView
         .then(|| stack.index_axis_move(Axis(0), 0))
 }
 
+#[cold]
+#[inline(never)]
 fn dot_error(what: &str, left: &[usize], right: &[usize]) -> Error {
     Error::Dot {
         what: what.to_string(),
@@ -622,8 +624,9 @@ fn dot_error(what: &str, left: &[usize], right: &[usize]) -> Error {
     }
 }
 
-/// Checks the shapes a gemm entry gets (it is public through `Number::gemm`).
-#[inline]
+/// Checks the shapes a gemm entry gets (it is public through `Number::gemm`): the
+/// comparisons inlined, the error made out of line.
+#[inline(always)]
 fn check_gemm<T>(
     out: &ArrayViewMut2<'_, T>,
     a: &ArrayView2<'_, T>,
@@ -631,17 +634,24 @@ fn check_gemm<T>(
     what: &str,
 ) -> Result<()> {
     let ((m, k), (k2, n)) = (a.dim(), b.dim());
-    if k != k2 {
-        return Err(dot_error(what, a.shape(), b.shape()));
-    }
-    if out.dim() != (m, n) {
-        return Err(Error::ShapeMismatch {
-            what: format!("output of {what}"),
-            expected: vec![m, n],
-            found: out.shape().to_vec(),
-        });
+    if k != k2 || out.dim() != (m, n) {
+        return Err(gemm_error(out.shape(), a.shape(), b.shape(), what));
     }
     Ok(())
+}
+
+/// [`check_gemm`]'s error.
+#[cold]
+#[inline(never)]
+fn gemm_error(out: &[usize], a: &[usize], b: &[usize], what: &str) -> Error {
+    if a[1] != b[0] {
+        return dot_error(what, a, b);
+    }
+    Error::ShapeMismatch {
+        what: format!("output of {what}"),
+        expected: vec![a[0], b[1]],
+        found: out.to_vec(),
+    }
 }
 
 /// The direct matrix product: each output row is `a.row(i) · b`, or with one output
