@@ -321,19 +321,38 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
                 return Ok(());
             }
         }
-        // The first reservation has room for the padding too.
-        let more = if first {
-            more.saturating_add(spare)
-        } else {
-            more
-        };
+        // Room for the padding too: the first reservation pads; a later one, which moves
+        // the rows to new memory, pads them again (`realign`).
+        let more = more.saturating_add(spare).saturating_sub(self.offset);
         self.data
             .try_reserve_exact(more)
             .map_err(|_| too_big(what, target, self.row_shape()))?;
         if first {
             self.pad();
+        } else {
+            self.realign();
         }
         Ok(())
+    }
+
+    /// After the vector moved to new memory: the rows moved to the first element on a
+    /// cache line (a copy, as the reallocation's own, once per doubling).
+    fn realign(&mut self) {
+        let spare = super::buffer::align_elems::<T>();
+        let skip = self.data.as_ptr().align_offset(super::buffer::ALIGN);
+        let (len, offset) = (self.data.len(), self.offset);
+        let rows = len - offset;
+        if skip == offset || skip > spare || self.data.capacity() < skip + rows {
+            return;
+        }
+        if skip > offset {
+            self.data.resize(skip + rows, T::default());
+            self.data.copy_within(offset..offset + rows, skip);
+        } else {
+            self.data.copy_within(offset..len, skip);
+            self.data.truncate(skip + rows);
+        }
+        self.offset = skip;
     }
 }
 
@@ -616,6 +635,36 @@ mod tests {
                 assert!(row.iter().all(|&v| v == i as f64));
             }
         }
+    }
+
+    /// A trace that grows by reallocation (an `until` loop's) keeps its rows on a cache
+    /// line and keeps their values, for every element size.
+    #[test]
+    fn a_growing_trace_stays_on_a_cache_line() {
+        use crate::kernels::buffer::ALIGN;
+        fn check<T: crate::element::Element + From<u8> + PartialEq + std::fmt::Debug>() {
+            let mut buf = Array2::<T>::default((0, 0));
+            let mut tr = ArrayTrace::<T, Ix2>::new(&mut buf);
+            tr.start("n_steps", &[3], 1, 500).unwrap();
+            for i in 0..300u16 {
+                let v = T::from((i % 251) as u8);
+                tr.push_row("0", "r", ndarray::Array1::from_elem(3, v).view())
+                    .unwrap();
+                let first = tr.row(0).unwrap();
+                assert_eq!(first.as_ptr() as usize % ALIGN, 0, "after {} rows", i + 1);
+            }
+            let out = tr.finish().unwrap();
+            assert_eq!(out.as_ptr() as usize % ALIGN, 0);
+            for (i, row) in out.rows().into_iter().enumerate() {
+                assert!(
+                    row.iter().all(|&v| v == T::from((i % 251) as u8)),
+                    "row {i}"
+                );
+            }
+        }
+        check::<f64>();
+        check::<f32>();
+        check::<u8>();
     }
 
     #[test]
