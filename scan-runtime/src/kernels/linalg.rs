@@ -125,28 +125,42 @@ pub enum Assume {
 }
 
 /// `Ok(n)` for an `n x n` matrix, else `Err(NotSquare)`.
+#[inline]
 fn square<T>(a: &ArrayView2<'_, T>, what: &str) -> Result<usize> {
     let (m, n) = a.dim();
     if m == n {
         Ok(n)
     } else {
-        Err(Error::NotSquare {
-            what: what.to_string(),
-            shape: vec![m, n],
-        })
+        Err(not_square(what, m, n))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_square(what: &str, m: usize, n: usize) -> Error {
+    Error::NotSquare {
+        what: what.to_string(),
+        shape: vec![m, n],
     }
 }
 
 /// `Err(RightHandSide)` unless `b` has `n` rows.
+#[inline]
 fn check_rhs<T, D: Dimension>(n: usize, b: &ArrayView<'_, T, D>, what: &str) -> Result<()> {
     if b.shape().first() == Some(&n) {
         Ok(())
     } else {
-        Err(Error::RightHandSide {
-            what: what.to_string(),
-            matrix: vec![n, n],
-            rhs: b.shape().to_vec(),
-        })
+        Err(rhs_error(what, n, b.shape()))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn rhs_error(what: &str, n: usize, rhs: &[usize]) -> Error {
+    Error::RightHandSide {
+        what: what.to_string(),
+        matrix: vec![n, n],
+        rhs: rhs.to_vec(),
     }
 }
 
@@ -182,6 +196,7 @@ fn mat_mut<T>(v: &mut [T], m: usize, n: usize) -> MatMut<'_, T> {
 /// contiguous in row-major or column-major order (every matrix the step makes), else
 /// copied into `copy`, column-major. For a 4 x 4 matrix the copy cost as much as the
 /// factorisation.
+#[inline]
 fn view_of<'a, T: LinalgFloat>(
     copy: &'a mut Vec<T>,
     a: ArrayView2<'a, T>,
@@ -203,6 +218,7 @@ fn view_of<'a, T: LinalgFloat>(
 /// that a solve overwrites with the solution in place: no copy in and out of the
 /// workspace. `None` when `out`'s elements are not in standard order (then the caller
 /// solves in the workspace).
+#[inline]
 fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
     out: &'o mut Array<T, D>,
     b: ArrayView<'_, T, D>,
@@ -213,10 +229,7 @@ fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
     let Some(x) = out.as_slice_mut() else {
         return Ok(None);
     };
-    match b.as_slice() {
-        Some(b) => x.copy_from_slice(b),
-        None => x.iter_mut().zip(b.iter()).for_each(|(x, &b)| *x = b),
-    }
+    copy_small(x, &b);
     // One column is the same memory either way; faer's triangular solves take the
     // column-major one's direct path (a row-major `n x 1` cost three times as much).
     Ok(Some(if k == 1 {
@@ -224,6 +237,22 @@ fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
     } else {
         MatMut::from_row_major_slice_mut(x, n, k)
     }))
+}
+
+/// `x` set to `b`'s elements in standard order (`x` has as many): an element loop for
+/// the few elements of a step's small matrix (`copy_from_slice` calls `memmove`, which costs
+/// more there), `copy_from_slice` for more, ndarray's iterator for strided views.
+#[inline]
+fn copy_small<T: Copy, D: Dimension>(x: &mut [T], b: &ArrayView<'_, T, D>) {
+    match b.as_slice() {
+        Some(b) if b.len() <= 16 => {
+            for (x, &b) in x.iter_mut().zip(b) {
+                *x = b;
+            }
+        }
+        Some(b) => x.copy_from_slice(b),
+        None => x.iter_mut().zip(b.iter()).for_each(|(x, &b)| *x = b),
+    }
 }
 
 /// `out` (shaped as `b`) set from the column-major `x` of `n` rows.
