@@ -206,7 +206,7 @@ macro_rules! int_number {
             fn num_neg(self) -> Self {
                 self.wrapping_neg()
             }
-            #[inline]
+            #[inline(always)]
             fn gemm(
                 out: ArrayViewMut2<'_, Self>,
                 a: ArrayView2<'_, Self>,
@@ -215,7 +215,7 @@ macro_rules! int_number {
             ) -> Result<()> {
                 crate::kernels::dot::gemm_loop(out, a, b, what)
             }
-            #[inline]
+            #[inline(always)]
             fn gemm_add(
                 out: ArrayViewMut2<'_, Self>,
                 a: ArrayView2<'_, Self>,
@@ -370,7 +370,7 @@ macro_rules! float_impls {
             fn num_powi(self, n: i32) -> Self {
                 self.powi(n)
             }
-            #[inline]
+            #[inline(always)]
             fn gemm(
                 out: ArrayViewMut2<'_, Self>,
                 a: ArrayView2<'_, Self>,
@@ -379,7 +379,7 @@ macro_rules! float_impls {
             ) -> Result<()> {
                 crate::kernels::dot::gemm_float(out, a, b, what)
             }
-            #[inline]
+            #[inline(always)]
             fn gemm_add(
                 out: ArrayViewMut2<'_, Self>,
                 a: ArrayView2<'_, Self>,
@@ -389,7 +389,7 @@ macro_rules! float_impls {
             ) -> Result<()> {
                 crate::kernels::dot::gemm_add_float(out, a, b, subtract, what)
             }
-            #[inline]
+            #[inline(always)]
             fn gemm_add_to(
                 out: ArrayViewMut2<'_, Self>,
                 c: ArrayView2<'_, Self>,

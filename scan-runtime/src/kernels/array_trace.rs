@@ -403,7 +403,9 @@ pub struct SlotRow<'a, 'w, T, D> {
 }
 
 impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for SlotRow<'a, '_, T, D> {
-    #[inline]
+    // Always inlined: a view returned through memory from a call is read back before its
+    // stores have landed (measured in a Kalman step).
+    #[inline(always)]
     fn prepare(self, shape: D, what: &str) -> Result<ArrayViewMut<'a, T, D>> {
         match self.prepare_elems(shape, what)? {
             Prepared::View(v) => Ok(v),
@@ -411,7 +413,7 @@ impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for SlotRow<'a, '_, T, 
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn prepare_elems(self, shape: D, _what: &str) -> Result<Prepared<'a, T, D>> {
         super::steps::check_step_shape(self.output, self.result, self.dim.slice(), shape.slice())?;
         Ok(Prepared::Elems(Uninit::new(

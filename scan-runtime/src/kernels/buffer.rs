@@ -87,7 +87,10 @@ impl<'a, T: Element, D: Dimension> Uninit<'a, T, D> {
         self.into_view().map(Some)
     }
 
-    /// The elements initialised to `T::default()`, as a view to write.
+    /// The elements initialised to `T::default()`, as a view to write. Inlined: a view
+    /// returned through memory from a call is read back before its stores have landed (a
+    /// stall measured in a Kalman step's row written by a product).
+    #[inline]
     pub(crate) fn into_view(self) -> Result<ArrayViewMut<'a, T, D>> {
         for e in self.elems.iter_mut() {
             e.write(T::default());

@@ -700,7 +700,7 @@ fn loop_add<T: Number>(
 
 /// The float entry of [`Number::gemm_add`]: shapes checked, empty products settled (an
 /// empty sum adds nothing), then the backend.
-#[inline]
+#[inline(always)]
 pub(crate) fn gemm_add_float<T: backend::Float + Tiny>(
     mut out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,
@@ -723,7 +723,7 @@ pub(crate) fn gemm_add_float<T: backend::Float + Tiny>(
 
 /// The float entry of [`Number::gemm_add_to`]: a tiny product reads `c` in place; any other
 /// copies it into `out` and accumulates the product onto it.
-#[inline]
+#[inline(always)]
 pub(crate) fn gemm_add_to_float<T: backend::Float + Tiny>(
     mut out: ArrayViewMut2<'_, T>,
     c: ArrayView2<'_, T>,
@@ -754,7 +754,7 @@ fn loop_into<T: Number>(mut out: ArrayViewMut2<'_, T>, a: ArrayView2<'_, T>, b: 
 
 /// The float entry of [`Number::gemm`]: shapes checked, empty products settled, then the
 /// backend.
-#[inline]
+#[inline(always)]
 pub(crate) fn gemm_float<T: backend::Float + Tiny>(
     mut out: ArrayViewMut2<'_, T>,
     a: ArrayView2<'_, T>,

@@ -63,6 +63,7 @@ pub fn check_steps_available(
 }
 
 /// `Err(StepResultShape)` unless a step's result has its output's row shape.
+#[inline]
 pub fn check_step_shape(
     output: &str,
     result: &str,
@@ -72,12 +73,19 @@ pub fn check_step_shape(
     if super::buffer::same_dims(expected, found) {
         Ok(())
     } else {
-        Err(Error::StepResultShape {
-            output: output.to_string(),
-            result: result.to_string(),
-            expected: expected.to_vec(),
-            found: found.to_vec(),
-        })
+        Err(step_shape_error(output, result, expected, found))
+    }
+}
+
+/// [`check_step_shape`]'s error, out of line.
+#[cold]
+#[inline(never)]
+fn step_shape_error(output: &str, result: &str, expected: &[usize], found: &[usize]) -> Error {
+    Error::StepResultShape {
+        output: output.to_string(),
+        result: result.to_string(),
+        expected: expected.to_vec(),
+        found: found.to_vec(),
     }
 }
 

@@ -60,6 +60,7 @@ fn raw<T>(v: &ArrayView2<'_, T>) -> Raw<T> {
 
 /// Whether an `(m, k) · (k, n)` product is one the kernels take (the CPU aside). One row
 /// (a vector times a matrix) stays on the direct loop, which is as fast there.
+#[inline]
 fn is_tiny(m: usize, k: usize, n: usize) -> bool {
     (2..=TINY_MAX).contains(&m) && (1..=TINY_MAX).contains(&k) && (1..=TINY_MAX).contains(&n)
 }
@@ -252,7 +253,7 @@ macro_rules! tiny_impl {
         }
 
         impl Tiny for $t {
-            #[inline]
+            #[inline(always)]
             fn tiny_product(
                 out: &mut ArrayViewMut2<'_, $t>,
                 a: ArrayView2<'_, $t>,
