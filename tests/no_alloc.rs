@@ -135,6 +135,25 @@ mod programs {
             Ok(hs)
         }
 
+        /// The scan tutorial's RNN (scan-bench's seed_taps): its two recurrent products are
+        /// one product by the matrices stacked before the loop (stack_dots).
+        #[allow(clippy::too_many_arguments)]
+        pub fn seed_taps(u: ArrayView2<f64>, x0: ArrayView2<f64>, y0: ArrayView1<f64>, w: ArrayView2<f64>,
+                         w_in_1: ArrayView2<f64>, w_in_2: ArrayView2<f64>, w_feedback: ArrayView2<f64>,
+                         w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+            let (x_vals, y_vals) = scan(
+                |u_tm4, u_t, x_tm3, x_tm1, y_tm1, w, w_in_1, w_in_2, w_feedback, w_out| {
+                    let x_t = tanh(x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback));
+                    (x_t, x_tm3.dot(w_out))
+                },
+                sequences = [taps(u, [-4, 0])],
+                outputs_info = [taps(x0, [-3, -1]), y0],
+                non_sequences = [w, w_in_1, w_in_2, w_feedback, w_out],
+                strict = true,
+            );
+            Ok((x_vals, y_vals))
+        }
+
         /// The gradient of an RNN's summed states with respect to its weights and inputs:
         /// the forward loop, then the backward one (grad/scan.rs), each reusing its step's
         /// buffers.
@@ -329,6 +348,46 @@ fn matrix_vector_rnn_step() {
             hs
         }
     });
+}
+
+/// The scan tutorial's RNN: the stacked product copies its left operands into a buffer of
+/// its own, made at the first step. At n_x = 160, n_y = 48 the stacked matrix (208 x 160)
+/// is packed before the loop; at 1 column of feedback the step adds the two products
+/// (their sum broadcasts) into buffers kept from step to step too.
+#[test]
+fn the_tutorial_rnn_with_stacked_products() {
+    let (n_u, n_y) = (8, 48);
+    for (n_x, feedback_columns) in [(160, 160), (12, 1)] {
+        let x0 = matrix(3, n_x, 1);
+        let y0 = matrix(1, n_y, 2).row(0).to_owned();
+        let weights = [
+            matrix(n_x, n_x, 3),
+            matrix(n_u, n_x, 4),
+            matrix(n_u, n_x, 5),
+            matrix(n_y, feedback_columns, 6),
+            matrix(n_x, n_y, 7),
+        ];
+        let case = format!("seed_taps n_x = {n_x}, feedback of {feedback_columns} columns");
+        assert_allocations_independent_of_steps(&case, |n| {
+            let u = matrix(n + 4, n_u, 8);
+            let (x0, y0, [w, w1, w2, wf, wo]) = (x0.clone(), y0.clone(), weights.clone());
+            move || {
+                let (xs, ys) = programs::seed_taps(
+                    u.view(),
+                    x0.view(),
+                    y0.view(),
+                    w.view(),
+                    w1.view(),
+                    w2.view(),
+                    wf.view(),
+                    wo.view(),
+                )
+                .unwrap();
+                assert_eq!((xs.dim(), ys.dim()), ((n, n_x), (n, n_y)));
+                (xs, ys)
+            }
+        });
+    }
 }
 
 /// Backpropagation through time allocates per call, not per step: the backward scan's

@@ -163,7 +163,7 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
     match &node.op {
         Op::Elemwise(_) | Op::Cast | Op::Fused(_) => true,
         Op::Dot => node.inputs.iter().all(|&i| g.ty(i).rank <= 2),
-        Op::DotAdd { .. } => true,
+        Op::DotAdd { .. } | Op::StackedDot { .. } => true,
         _ => false,
     }
 }
@@ -450,6 +450,39 @@ pub fn emit_in_place(
                     Some(p) => quote!(#p.#f(#out, #c, #a, #b, #subtract, #label)?;),
                     None => quote!(#rt::kernels::#f(#out, #c, #a, #b, #subtract, #label)?;),
                 });
+                body.extend(code);
+                repr
+            }
+            // The stack_dots rewrite's matrices stacked by rows (before the loop).
+            Op::StackRows => {
+                let parts: Vec<TokenStream> =
+                    (0..node.inputs.len()).map(|k| arg(k).view()).collect();
+                let repr = declare_buffer(&mut setup);
+                body.extend(
+                    quote!(#rt::kernels::stack_rows(&mut #ident, &[#(#parts),*], #label)?;),
+                );
+                repr
+            }
+            // One product of the left operands side by side, or the sum when they do not fit.
+            Op::StackedDot { products } => {
+                let n = products.len();
+                let stacked = arg(0).view();
+                let a: Vec<TokenStream> = (1..=n).map(|k| arg(k).view()).collect();
+                let b: Vec<TokenStream> = (n + 1..=2 * n).map(|k| arg(k).view()).collect();
+                let (f, dim) = match g.ty(node.inputs[1]).rank {
+                    1 => (quote!(dot_v), quote!(Ix1)),
+                    _ => (quote!(dot_m), quote!(Ix2)),
+                };
+                // Its memory: made by the loop when it packs the stacked matrix before it.
+                let st = packed.get(&id).cloned().unwrap_or_else(|| {
+                    let st = format_ident!("{}_stacked", ident);
+                    setup.extend(quote!(let mut #st: #rt::kernels::StackedDot<#s, #nd::#dim> = ::core::default::Default::default();));
+                    quote!(#st)
+                });
+                let (repr, code) = write(
+                    &mut setup,
+                    &|out| quote!(#st.#f(#out, #stacked, &[#(#a),*], &[#(#b),*], &[#(#products),*], #label)?;),
+                );
                 body.extend(code);
                 repr
             }

@@ -501,11 +501,14 @@ pub fn emit(
 
     // Products of a step value by a non-sequence matrix (an RNN's recurrent weights) or its
     // transpose: the matrix is packed once, before the loop (`kernels::PackedMatrix`), not
-    // by every step's product.
+    // by every step's product. A stacked product's matrix (stack_dots) too, in its
+    // `kernels::StackedDot`.
     let mut packed = std::collections::HashMap::new();
     for id in op.step.live_nodes() {
         let node = op.step.node(id);
-        let ((Op::Dot, [a, w]) | (Op::DotAdd { .. }, [_, a, w])) = (&node.op, &node.inputs[..])
+        let ((Op::Dot, [a, w])
+        | (Op::DotAdd { .. }, [_, a, w])
+        | (Op::StackedDot { .. }, [w, a, ..])) = (&node.op, &node.inputs[..])
         else {
             continue;
         };
@@ -533,7 +536,13 @@ pub fn emit(
         let p = format_ident!("{}packed{}", prefix, id.0);
         // Declared with the buffers (a nested loop packs into the same memory each time).
         let t = super::scalar_type(node.ty.dtype);
-        setup.extend(quote!(let mut #p: #rt::kernels::PackedMatrix<#t> = ::core::default::Default::default();));
+        let kind = match (&node.op, op.step.ty(*a).rank) {
+            (Op::StackedDot { .. }, 1) => quote!(StackedDot<#t, #nd::Ix1>),
+            (Op::StackedDot { .. }, _) => quote!(StackedDot<#t, #nd::Ix2>),
+            _ => quote!(PackedMatrix<#t>),
+        };
+        setup
+            .extend(quote!(let mut #p: #rt::kernels::#kind = ::core::default::Default::default();));
         body.extend(quote!(#p.pack(#matrix);));
         packed.insert(id, quote!(#p));
     }

@@ -51,6 +51,30 @@ pub fn concatenate(parts: &[Value], axis: usize, label: &str) -> Result<Value, S
     })
 }
 
+/// The stack_dots rewrite's `Op::StackRows`: the matrices joined by rows when their
+/// column counts agree, else an empty `0 x 0` matrix (never an error).
+pub fn stack_rows(parts: &[Value], label: &str) -> Result<Value, String> {
+    let first = parts
+        .first()
+        .ok_or_else(|| format!("IR error: `{label}`: nothing to stack"))?;
+    if parts
+        .iter()
+        .any(|p| p.rank() != 2 || p.dtype() != first.dtype())
+    {
+        return Err(format!(
+            "IR error: `{label}`: stack_rows of {}",
+            first.describe()
+        ));
+    }
+    if parts.iter().all(|p| p.shape()[1] == first.shape()[1]) {
+        return concatenate(parts, 0, label);
+    }
+    with_dtype!(first.dtype(), T => {
+        let empty = ArrayD::<T>::from_shape_vec(IxDyn(&[0, 0]), Vec::new());
+        empty.map(T::into_value).map_err(|e| format!("IR error: `{label}`: {e}"))
+    })
+}
+
 /// numpy's `stack(parts, axis)`: every part of one shape, `axis` an axis of the result.
 pub fn stack(parts: &[Value], axis: usize, label: &str) -> Result<Value, String> {
     let first = parts

@@ -459,7 +459,12 @@ fn rule(
             None => Ok(None),
         },
         Op::Permute { axes } => linear(&|t| Ok(ops::permute(t, axes))),
-        Op::ZeroStepShape | Op::DotSum { .. } | Op::DotAdd { .. } | Op::Fused(_) => Err(format!(
+        Op::ZeroStepShape
+        | Op::DotSum { .. }
+        | Op::DotAdd { .. }
+        | Op::StackRows
+        | Op::StackedDot { .. }
+        | Op::Fused(_) => Err(format!(
             "`{label}`: the forward mode differentiates the IR before rewrites, which has no \
              node made by them (compile with `compile_to_ir`)"
         )),

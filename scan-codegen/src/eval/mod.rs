@@ -149,9 +149,14 @@ pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<()
         let (functions, fired) = crate::compile_with(source, config)
             .map_err(|e| format!("`{function}` does not compile: {e}"))?;
         let reassociated = fired.iter().any(|f| {
-            [Pass::PushOutDot, Pass::RunningSum, Pass::ReuseCholesky]
-                .iter()
-                .any(|p| f.pass == p.name())
+            [
+                Pass::PushOutDot,
+                Pass::RunningSum,
+                Pass::ReuseCholesky,
+                Pass::StackDots,
+            ]
+            .iter()
+            .any(|p| f.pass == p.name())
         });
         let f = functions
             .into_iter()
@@ -485,6 +490,14 @@ pub(crate) fn eval_node(
             let product = ops::dot(&args[1], &args[2], label)?;
             let op = if *subtract { ElemOp::Sub } else { ElemOp::Add };
             elemwise::eval_elemwise(op, &[args[0].clone(), product], label)?
+        }
+        Op::StackRows => assemble::stack_rows(&args, label)?,
+        Op::StackedDot { products } => {
+            let Some((s, rest)) = args.split_first() else {
+                return Err(ir_error(id, label, "has no inputs"));
+            };
+            let (a, b) = rest.split_at(rest.len() / 2);
+            ops::stacked_dot(s, a, b, products, label)?
         }
         // The fused operations evaluated one by one on whole arrays, as before fusion.
         Op::Fused(body) => {

@@ -76,6 +76,60 @@ fn dot_arrays<T: Number>(a: &ArrayD<T>, b: &ArrayD<T>, label: &str) -> Result<Ar
         .map_err(|e| e.to_string())
 }
 
+/// The stack_dots rewrite's `Σ dot(a_i, b_i)` (`Op::StackedDot`): the one product of the
+/// `a_i` side by side by `s` (the `b_i` stacked by rows) when the shapes make it equal to
+/// the sum, else the products added left to right with numpy's broadcasting.
+pub fn stacked_dot(
+    s: &Value,
+    a: &[Value],
+    b: &[Value],
+    products: &[String],
+    label: &str,
+) -> Result<Value, String> {
+    if a.len() != b.len() || a.len() != products.len() || a.is_empty() {
+        return Err(format!(
+            "IR error: `{label}`: stacked_dot of {} operands",
+            a.len()
+        ));
+    }
+    if stacks(s, a, b) {
+        let last = a[0].rank().saturating_sub(1);
+        let joined = super::assemble::concatenate(a, last, label)?;
+        return dot(&joined, s, label);
+    }
+    let mut sum = dot(&a[0], &b[0], &products[0])?;
+    for ((a, b), product) in a.iter().zip(b).zip(products).skip(1) {
+        let p = dot(a, b, product)?;
+        sum = super::elemwise::eval_elemwise(crate::ir::ElemOp::Add, &[sum, p], label)?;
+    }
+    Ok(sum)
+}
+
+/// Whether `dot(concatenate(a, axis=-1), s)` equals `Σ dot(a_i, b_i)` with no broadcast:
+/// every `b_i` a matrix with `s`'s columns, their rows adding up to `s`'s, each `a_i`'s
+/// last length that of its `b_i`, the `a_i` of one rank (1 or 2) and one row count.
+fn stacks(s: &Value, a: &[Value], b: &[Value]) -> bool {
+    let [k, n] = *s.shape() else {
+        return false;
+    };
+    let rows: Option<Vec<usize>> = b
+        .iter()
+        .map(|b| match *b.shape() {
+            [r, c] if c == n => Some(r),
+            _ => None,
+        })
+        .collect();
+    let Some(rows) = rows else {
+        return false;
+    };
+    let inner = |x: &Value| x.shape().last().copied();
+    let outer = |x: &Value| x.shape().split_last().map(|(_, rest)| rest.to_vec());
+    rows.iter().sum::<usize>() == k
+        && a.iter().zip(&rows).all(|(x, &r)| inner(x) == Some(r))
+        && a.iter()
+            .all(|x| matches!(x.rank(), 1 | 2) && outer(x) == outer(&a[0]))
+}
+
 /// numpy's `matmul(a, b)` with `b` a stack of matrices `[nb, k, p]` and `a` a vector
 /// (promoted to one row, removed after), a matrix (one matrix for every product) or a
 /// stack `[na, m, k]` (a batch of 1 broadcasts). Integers wrap.

@@ -427,6 +427,21 @@ pub enum Op {
     DotAdd {
         subtract: bool,
     },
+    /// inputs: `[b_1, .., b_n]`, float matrices of one dtype, made by the stack_dots rewrite
+    /// (before the loop): numpy's `concatenate(b, axis=0)` when their column counts agree,
+    /// else an empty `0 x 0` matrix (never an error: `StackedDot` then falls back).
+    StackRows,
+    /// inputs: `[s, a_1, .., a_n, b_1, .., b_n]` (n >= 2), made by the stack_dots rewrite:
+    /// `dot(a_1, b_1) + .. + dot(a_n, b_n)` (numpy's broadcast sum, added left to right),
+    /// the `a_i` all vectors or all matrices, the `b_i` matrices, one float dtype; `s` is
+    /// `StackRows(b_1, .., b_n)`. Computed as the one product
+    /// `dot(concatenate(a, axis=-1), s)` when that equals the sum: `s` has `Σ rows(b_i)`
+    /// rows, every `b_i` has `s`'s columns, each `a_i` has `rows(b_i)` on its last axis
+    /// and (matrices) all `a_i` have one row count; else as the sum, each product named by
+    /// `products[i]` in its errors, the sum by the node's label.
+    StackedDot {
+        products: Vec<String>,
+    },
     /// inputs: the operands of a chain of elementwise operations, fused into one pass by
     /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
     /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,

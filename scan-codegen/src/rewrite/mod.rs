@@ -27,6 +27,7 @@ mod push_out_seq;
 mod reuse_cholesky;
 mod running_sum;
 mod save_mem;
+mod stack_dots;
 pub(crate) mod sum_lanes;
 
 #[cfg(test)]
@@ -66,6 +67,10 @@ pub enum Pass {
     PushOutSeq,
     /// Map outputs computed from a kept recurrent output moved after the loop.
     PushOutOutput,
+    /// A sum of products of step values by invariant matrices, `dot(a, B) + dot(c, D)`,
+    /// becomes one product `dot([a, c], [B; D])`, the matrices stacked before the loop
+    /// (the sum as before when the shapes would broadcast). Reassociates float sums.
+    StackDots,
     /// Each output keeps only the last steps that are read.
     SaveMem,
     /// An addition of a matrix product accumulated onto its addend by the GEMM.
@@ -80,7 +85,7 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 16] = [
+pub const ORDER: [Pass; 17] = [
     Pass::Constants,
     Pass::Cse,
     // After cse, which makes two reads of one matrix one node.
@@ -97,6 +102,11 @@ pub const ORDER: [Pass; 16] = [
     Pass::RunningSum,
     Pass::PushOutSeq,
     Pass::PushOutOutput,
+    // After the push-outs, so that only what stays in the loop is stacked (a product of
+    // sequence rows is one product over every step before it); before dead, which drops
+    // the non-sequences the stacked products no longer read; before gemm, which would take
+    // one product of the sum into a `DotAdd`.
+    Pass::StackDots,
     Pass::Dead,
     Pass::Merge,
     Pass::SaveMem,
@@ -124,6 +134,7 @@ impl Pass {
             Pass::RunningSum => "running_sum",
             Pass::PushOutSeq => "push_out_seq",
             Pass::PushOutOutput => "push_out_output",
+            Pass::StackDots => "stack_dots",
             Pass::SaveMem => "save_mem",
             Pass::LoopInterchange => "loop_interchange",
             Pass::Gemm => "gemm",
@@ -149,6 +160,7 @@ impl Pass {
             Pass::RunningSum => running_sum::run(g, log),
             Pass::PushOutSeq => push_out_seq::run(g, log),
             Pass::PushOutOutput => push_out_output::run(g, log),
+            Pass::StackDots => stack_dots::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
             Pass::LoopInterchange => loop_interchange::run(g, log),
             Pass::Gemm => gemm::run(g, log),

@@ -21,6 +21,7 @@ pub mod pool;
 pub mod powers;
 pub mod reduce;
 pub mod scalar_trace;
+pub mod stacked;
 pub mod steps;
 pub mod tiny;
 
@@ -54,6 +55,7 @@ pub use reduce::{
     std_axis, sum_all, sum_axis, sum_to_shape, sum_to_shape_view, var_all, var_axis,
 };
 pub use scalar_trace::{take_rows, ScalarTrace};
+pub use stacked::{stack_rows, StackedDot};
 pub use steps::{
     check_initial_rows, check_n_steps, check_step_shape, check_steps_available, ring_tail,
     sequence_steps, zero_step_shape,
