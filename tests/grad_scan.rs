@@ -9,7 +9,7 @@ mod common;
 
 use common::grad_check::{check_gradient, forward_mode_agrees};
 use common::{assert_floats, matrix, second_opinion, Value};
-use scan_runtime::ndarray::{arr0, arr1, Array, ArrayD, Dimension, Ix1, Ix2};
+use scan_runtime::ndarray::{arr0, arr1, Array, Array3, ArrayD, Dimension, Ix1, Ix2};
 use scan_runtime::prelude::*;
 
 mod programs {
@@ -76,6 +76,57 @@ mod programs {
                 sequences = x,
                 outputs_info = [h0, c0],
                 non_sequences = [wx, wh, b],
+            );
+            let cost = sum(hs) + sum(cs[-1]);
+            let (gh0, gc0, gwx, gwh, gb) = grad(cost, [h0, c0, wx, wh, b]);
+            Ok((cost, gh0, gc0, gwx, gwh, gb))
+        }
+
+        /// A batched LSTM as scan-bench's lstm_grad writes it (the four gates slices of one
+        /// `[B, 4H]` pre-activation), its initial state given (its batch may broadcast
+        /// against x's), its hidden states and final cell summed. The backward loop's
+        /// weight gradients are products of its sequences' rows and one stack of the gates'
+        /// adjoint, summed after the loop to each product's shape.
+        #[allow(clippy::type_complexity)]
+        pub fn lstm_batched(x: ArrayView3<f64>, h0: ArrayView2<f64>, c0: ArrayView2<f64>, wx: ArrayView2<f64>, wh: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(f64, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array1<f64>)> {
+            let (hs, cs) = scan(
+                |x_t, h, c, wx, wh, b| {
+                    let z = x_t.dot(wx) + h.dot(wh) + b;
+                    let n = h.shape[1];
+                    let i = sigmoid(z[(.., ..n)]);
+                    let f = sigmoid(z[(.., n..2 * n)]);
+                    let g = tanh(z[(.., 2 * n..3 * n)]);
+                    let o = sigmoid(z[(.., 3 * n..)]);
+                    let c_t = f * c + i * g;
+                    (o * tanh(c_t), c_t)
+                },
+                sequences = x,
+                outputs_info = [h0, c0],
+                non_sequences = [wx, wh, b],
+            );
+            let cost = sum(hs) + sum(cs[-1]);
+            let (gh0, gc0, gwx, gwh, gb) = grad(cost, [h0, c0, wx, wh, b]);
+            Ok((cost, gh0, gc0, gwx, gwh, gb))
+        }
+
+        /// The same going backwards over x.
+        #[allow(clippy::type_complexity)]
+        pub fn lstm_batched_backwards(x: ArrayView3<f64>, h0: ArrayView2<f64>, c0: ArrayView2<f64>, wx: ArrayView2<f64>, wh: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(f64, Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>, Array1<f64>)> {
+            let (hs, cs) = scan(
+                |x_t, h, c, wx, wh, b| {
+                    let z = x_t.dot(wx) + h.dot(wh) + b;
+                    let n = h.shape[1];
+                    let i = sigmoid(z[(.., ..n)]);
+                    let f = sigmoid(z[(.., n..2 * n)]);
+                    let g = tanh(z[(.., 2 * n..3 * n)]);
+                    let o = sigmoid(z[(.., 3 * n..)]);
+                    let c_t = f * c + i * g;
+                    (o * tanh(c_t), c_t)
+                },
+                sequences = x,
+                outputs_info = [h0, c0],
+                non_sequences = [wx, wh, b],
+                go_backwards = true,
             );
             let cost = sum(hs) + sum(cs[-1]);
             let (gh0, gc0, gwx, gwh, gb) = grad(cost, [h0, c0, wx, wh, b]);
@@ -369,6 +420,47 @@ fn lstm() {
     let mut args = vec![Value::from(&x)];
     args.extend(inputs.iter().map(Value::from));
     three_ways("lstm", &run, &inputs, args, &[1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn lstm_with_batched_gates() {
+    // x's batch 2 like h0's, and 1 (broadcast against h0's: x_t's adjoint is then summed
+    // over the batch after the loop); 1 and 4 steps (the evaluator's checks also cut x to
+    // 0, 1 and 2); both directions.
+    for (steps, x_batch) in [(4, 2), (4, 1), (1, 2)] {
+        let x = Array3::from_shape_fn((steps, x_batch, 3), |(t, i, j)| {
+            ((t * 5 + i * 3 + j) as f64 * 0.7).sin()
+        });
+        let inputs = [
+            matrix(2, 2, 21).into_dyn(),
+            matrix(2, 2, 22).into_dyn(),
+            (matrix(3, 8, 23) * 2.0).into_dyn(),
+            (matrix(2, 8, 24) * 2.0).into_dyn(),
+            matrix(1, 8, 25).row(0).to_owned().into_dyn(),
+        ];
+        for (name, backwards) in [("lstm_batched", false), ("lstm_batched_backwards", true)] {
+            let f = if backwards {
+                programs::lstm_batched_backwards
+            } else {
+                programs::lstm_batched
+            };
+            let run = |p: &[ArrayD<f64>]| {
+                let (c, a, b, wx, wh, bb) = f(
+                    x.view(),
+                    v2(&p[0]),
+                    v2(&p[1]),
+                    v2(&p[2]),
+                    v2(&p[3]),
+                    v1(&p[4]),
+                )
+                .unwrap();
+                vec![c.d(), a.d(), b.d(), wx.d(), wh.d(), bb.d()]
+            };
+            let mut args = vec![Value::from(&x)];
+            args.extend(inputs.iter().map(Value::from));
+            three_ways(name, &run, &inputs, args, &[1, 2, 3, 4, 5]);
+        }
+    }
 }
 
 #[test]

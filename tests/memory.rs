@@ -169,6 +169,30 @@ mod programs {
             Ok((cost, gw, gu, gb, gh0))
         }
 
+        /// The gradient of a batched LSTM (scan-bench's lstm_grad): the four gates are
+        /// slices of one `[B, 4H]` pre-activation.
+        #[allow(clippy::type_complexity)]
+        pub fn lstm_grad(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<(Array2<f32>, Array2<f32>, Array1<f32>)> {
+            let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
+            let (h, c) = scan(
+                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                    let n = h_tm1.shape[1];
+                    let i = sigmoid(z[(.., ..n)]);
+                    let f = sigmoid(z[(.., n..2 * n)]);
+                    let g = tanh(z[(.., 2 * n..3 * n)]);
+                    let o = sigmoid(z[(.., 3 * n..)]);
+                    let c_t = f * c_tm1 + i * g;
+                    (o * tanh(c_t), c_t)
+                },
+                sequences = x,
+                outputs_info = [zero, zero],
+                non_sequences = [w_x, w_h, b],
+            );
+            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
+            Ok((g_w_x, g_w_h, g_b))
+        }
+
         /// The same storing the state before every 32nd step.
         #[allow(clippy::type_complexity)]
         pub fn elman_grad_ck32(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(f64, Array2<f64>, Array2<f64>, Array1<f64>, Array1<f64>)> {
@@ -469,4 +493,86 @@ fn checkpoints_shrink_the_gradients_trace_part_by_about_n() {
             Value::from(c.4),
         ],
     );
+}
+
+/// The same LSTM gradient with no rewrite, the reference for the values.
+mod unrewritten {
+    scan_tests::program! {
+        #![rewrites(none)]
+
+        #[allow(clippy::type_complexity)]
+        pub fn lstm_grad(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<(Array2<f32>, Array2<f32>, Array1<f32>)> {
+            let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
+            let (h, c) = scan(
+                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                    let n = h_tm1.shape[1];
+                    let i = sigmoid(z[(.., ..n)]);
+                    let f = sigmoid(z[(.., n..2 * n)]);
+                    let g = tanh(z[(.., 2 * n..3 * n)]);
+                    let o = sigmoid(z[(.., 3 * n..)]);
+                    let c_t = f * c_tm1 + i * g;
+                    (o * tanh(c_t), c_t)
+                },
+                sequences = x,
+                outputs_info = [zero, zero],
+                non_sequences = [w_x, w_h, b],
+            );
+            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
+            Ok((g_w_x, g_w_h, g_b))
+        }
+    }
+}
+
+/// An LSTM's gradient by BPTT (scan-bench's lstm_grad, smaller): the part of the peak heap
+/// that grows with the steps, measured as in the checkpoints test above, in `[B, H]` f32
+/// rows per step. Counted from the program: the forward traces of h and c (1 row each),
+/// the stashed `h_tm1.dot(w_h)` and the input projection `x_t.dot(w_x)` that both loops
+/// read (4 each), `tanh(c_t)` hoisted before the backward loop (1) and one stack of the
+/// gates' adjoint dG (4): 15. The weight gradients read x_t and h[t-1] where they are (x,
+/// and h's trace with h0 in front) and dG from its one stack, summed after the loop to
+/// each product's shape; before, the backward loop also stored dG a second time (4) and
+/// copies of x_t (I/H = 0.5) and h[t-1] (1): 20.5 rows per step, measured.
+#[test]
+fn an_lstm_gradient_stores_the_gates_adjoint_once_and_copies_no_sequence() {
+    // Batch 16: the product after the loop copies a reversed sequence 64 steps at a time,
+    // fewer than the steps measured.
+    let (batch, n_in, hidden) = (16usize, 8usize, 16usize);
+    let w_x = Array2::from_shape_fn((n_in, 4 * hidden), |(i, j)| {
+        ((i * 7 + j * 3) % 11) as f32 * 0.02 - 0.1
+    });
+    let w_h = Array2::from_shape_fn((hidden, 4 * hidden), |(i, j)| {
+        ((i * 5 + j * 13) % 17) as f32 * 0.01 - 0.08
+    });
+    let b = Array1::from_shape_fn(4 * hidden, |i| (i % 5) as f32 * 0.01);
+    let mut peaks = Vec::new();
+    for t in [100usize, 200] {
+        let x = Array3::from_shape_fn((t, batch, n_in), |(s, i, j)| {
+            ((s * 3 + i * 5 + j) % 7) as f32 * 0.1 - 0.3
+        });
+        let run = || programs::lstm_grad(x.view(), w_x.view(), w_h.view(), b.view()).unwrap();
+        // Warm-up (the threads' product buffers), and an empty pool as in the test above.
+        let _ = run();
+        scan_runtime::kernels::pool::release();
+        let (peak, (g_x, g_h, g_b)) = peak_bytes(run);
+        peaks.push((t, peak));
+        // The values: those of the program with no rewrite.
+        let (r_x, r_h, r_b) =
+            unrewritten::lstm_grad(x.view(), w_x.view(), w_h.view(), b.view()).unwrap();
+        for (got, want) in [(g_x, r_x), (g_h, r_h)] {
+            let got: Vec<f32> = got.iter().copied().collect();
+            let want: Vec<f32> = want.iter().copied().collect();
+            common::assert_floats32(&got, &want, 1e-5);
+        }
+        common::assert_floats32(&g_b.to_vec(), &r_b.to_vec(), 1e-5);
+    }
+    let row = (batch * hidden * std::mem::size_of::<f32>()) as f64;
+    let per_step = (peaks[1].1 as f64 - peaks[0].1 as f64) / 100.0 / row;
+    let report = format!("peaks {peaks:?}: {per_step:.2} [B, H] rows per step");
+    assert!(
+        per_step >= 10.0,
+        "the measurement sees the stacks: {report}"
+    );
+    assert!(per_step <= 15.5, "{report}");
+    eprintln!("lstm gradient: {report}");
 }

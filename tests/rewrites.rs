@@ -138,6 +138,20 @@ macro_rules! variants {
                     Ok(gs)
                 }
 
+                /// A gradient of step values read through sequence taps, going backwards
+                /// with n_steps: x_tm2's stack is the rows of x that tap read, a reversed
+                /// view beside the loop's stack of the other operand.
+                pub fn tap_grads(x: ArrayView3<f64>, y: ArrayView3<f64>, g0: ArrayView2<f64>, k: usize) -> Result<Array2<f64>> {
+                    let g = scan(
+                        |x_tm2, x_tp1, y_t, g| g + x_tm2.t().dot(tanh(y_t * x_tp1)),
+                        sequences = [taps(x, [-2, 1]), y],
+                        outputs_info = g0,
+                        n_steps = k,
+                        go_backwards = true,
+                    );
+                    Ok(g[-1])
+                }
+
                 /// A scalar state with until, only the last value read.
                 pub fn newton(a: f64, k: usize) -> Result<f64> {
                     let y = scan(
@@ -656,7 +670,7 @@ fn a_gradient_inside_an_enclosing_step_agrees_under_every_setting() {
             ((o * 40 + t * 6 + r * 3 + c) as f64 * 0.37).sin()
         });
         // Contiguous, and with the inner steps reversed (a view whose steps do not merge
-        // with its rows' axes in the generated product: one product per step).
+        // with its rows' axes in the generated product: copied a chunk of steps at a time).
         let reversed = xs.slice(s![.., ..;-1, .., ..]);
         for xs in [xs.view(), reversed] {
             let mut want = Vec::new();
@@ -697,6 +711,67 @@ fn a_gradient_inside_an_enclosing_step_agrees_under_every_setting() {
                     (_, _, Err(e)) => panic!("{outer} x {n}: {e}"),
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn a_gradient_of_sequence_taps_going_backwards_agrees_under_every_setting() {
+    // x read at taps -2 and 1 (a window of 3 rows past the steps), y at 0, going
+    // backwards: step t reads x[A - 1 - t] and x[A + 2 - t] (A = len(x) - 3) and
+    // y[len(y) - 1 - t].
+    let (b, i) = (3, 4);
+    let x = Array3::from_shape_fn((9, b, i), |(t, r, c)| {
+        ((t * 12 + r * 4 + c) as f64 * 0.31).sin()
+    });
+    let y = Array3::from_shape_fn((7, b, i), |(t, r, c)| {
+        ((t * 12 + r * 4 + c) as f64 * 0.23).cos()
+    });
+    let g0 = common::matrix(i, i, 11);
+    for k in [0usize, 1, 2, 5] {
+        let a = x.len_of(Axis(0)) - 3;
+        let mut g = g0.clone();
+        for t in 0..k {
+            let (xa, xb) = (
+                x.index_axis(Axis(0), a - 1 - t),
+                x.index_axis(Axis(0), a + 2 - t),
+            );
+            let y_t = y.index_axis(Axis(0), y.len_of(Axis(0)) - 1 - t);
+            g = g + xa.t().dot(&(&y_t * &xb).mapv(f64::tanh));
+        }
+        let (xv, yv, gv) = (x.view(), y.view(), g0.view());
+        let results = [
+            all::tap_grads(xv, yv, gv, k),
+            none::tap_grads(xv, yv, gv, k),
+            save_mem_only::tap_grads(xv, yv, gv, k),
+            push_out_only::tap_grads(xv, yv, gv, k),
+            without_save_mem::tap_grads(xv, yv, gv, k),
+            cse_dead_constants::tap_grads(xv, yv, gv, k),
+        ];
+        for r in results {
+            match (k, r) {
+                (0, r) => assert!(r.is_err(), "g[-1] of no step: {r:?}"),
+                (_, Ok(got)) => {
+                    let got: Vec<f64> = got.iter().copied().collect();
+                    let want: Vec<f64> = g.iter().copied().collect();
+                    common::assert_allclose(&got, &want, 1e-12);
+                }
+                (_, Err(e)) => panic!("k = {k}: {e}"),
+            }
+        }
+        if k > 0 {
+            let got = all::tap_grads(xv, yv, gv, k).unwrap();
+            second_opinion(
+                all::SOURCE,
+                "tap_grads",
+                vec![
+                    Value::from(x.clone()),
+                    Value::from(y.clone()),
+                    Value::from(g0.clone()),
+                    Value::from(k as i64),
+                ],
+                vec![Value::from(got)],
+            );
         }
     }
 }

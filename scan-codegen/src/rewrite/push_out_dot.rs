@@ -20,15 +20,28 @@
 //! (so `acc` is one), neither a non-sequence nor computed from non-sequences and constants
 //! alone (that is the form above, or nothing when the invariant matrix is on the left),
 //! neither reading the accumulator's tap. Each operand, with a transpose taken off
-//! (`x_t.t()` is `x_t` read transposed), is stacked over the steps by the loop: the
+//! (`x_t.t()` is `x_t` read transposed), has a stack of its values over the steps: the
 //! scan's only sequence when it is read at tap 0 for every one of its rows, forwards (no
 //! `n_steps`, no `until`, not `go_backwards`), no copy; else the trace of another output
-//! whose step result it is (kept whole); else a new map output. The accumulator's output is removed, and its reads read
-//! `Op::DotSum(acc_0, P, Q)`: `acc_0 + Σ_t p_t · q_t` as a stack of one row, or of no row
-//! when no step ran (the output's last row: `acc[-1]` of no step is the same error as
-//! before). The runtime's `kernels::dot_sum` views the stacks as `P` and `Q` without a
-//! copy when their strides allow (the rows of a contiguous sequence transposed, a trace),
-//! one product; otherwise one product per step, added.
+//! whose step result it is (kept whole); else, for a sequence tap (with no run-time
+//! direction), the rows that tap read in step order, a view of the sequence (reversed
+//! going backwards: a gradient's backward loop reads x_t and h[t-1] so) as long as the
+//! other operand's stack, a trace of the steps taken (of two sequence taps, the first is
+//! stacked by the loop); else a new map output. An operand `sum_to_shape(g, like)` (an
+//! adjoint summed to an addend's shape: a gradient's dW_x and dW_h both read the gates'
+//! adjoint so, summed to the shapes of `x_t.dot(w_x)` and `h.dot(w_h)`, which agree only
+//! at run time) is stacked as `g` when another product also sums `g` or g's stack is kept
+//! anyway, and summed after the loop to `[T, like's lengths]`, a view when they agree:
+//! like's lengths lifted out of the loop (`lift_shape`: constants, non-sequences, the rows
+//! of sequences and outputs, through broadcasts and scalar arithmetic), and g's too when a
+//! new map output stacks it (its rows must agree wherever the sums' did). The
+//! accumulator's output is removed, and its reads read `Op::DotSum(acc_0, P, Q)`:
+//! `acc_0 + Σ_t p_t · q_t` as a stack of one row, or of no row when no step ran (the
+//! output's last row: `acc[-1]` of no step is the same error as before). The runtime's
+//! `kernels::dot_sum` views the stacks as `P` and `Q` without a copy when their strides
+//! allow (the rows of a contiguous sequence transposed, a trace, both reversed), one
+//! product; otherwise one product per chunk of steps, the stack that does not merge (a
+//! reversed view beside a trace) copied a chunk at a time.
 //!
 //! The sums run in a different order from the loop's, so float results may differ in the
 //! last bits (integers wrap and agree exactly): with running_sum, the passes that
@@ -41,7 +54,9 @@ use super::edit::{
 use super::save_mem::last_rows_read;
 use super::{output_label, scan_label, Log};
 use crate::ir::graph::dot_sum_type;
-use crate::ir::{DType, ElemOp, Graph, Literal, Node, NodeId, Op, ScanOp, Type};
+use crate::ir::{
+    DType, ElemOp, Graph, Literal, Node, NodeId, Op, OutputKind, PathStep, ScanOp, Type,
+};
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
@@ -178,6 +193,10 @@ enum Stack {
     Sequence(NodeId),
     /// The step result of another output kept whole: its trace.
     Output(usize),
+    /// Tap `tap` of sequence `sequence`: the rows it read, in step order (a view of the
+    /// sequence, reversed going backwards), as many as the other operand's stack has (a
+    /// trace, one row per step taken).
+    Rows { sequence: usize, tap: i64 },
     /// A step value that becomes a new map output.
     NewOutput(NodeId),
 }
@@ -190,6 +209,10 @@ struct Operand {
     transposed: bool,
     /// The step node whose values are stacked.
     value: NodeId,
+    /// The step's `sum_to_shape(value, like)` when that is the operand (an adjoint summed
+    /// to the shape of what it is the adjoint of): the stack of `value`, shared with
+    /// another product or kept anyway, is summed to like's shape after the loop.
+    summed: Option<NodeId>,
 }
 
 /// The parts of `acc + dot(p, q)` with both operands step values.
@@ -198,10 +221,10 @@ struct StepProduct {
     operands: [Operand; 2],
 }
 
-/// Whether output `j` of `scan` accumulates a product of two matrices that both change
-/// from step to step (neither reading the accumulator; a non-sequence or constant operand
-/// is left to the form above, or to no rewrite), and where their stacks come from.
-fn accumulated_step_product(g: &Graph, scan: NodeId, j: usize) -> Option<StepProduct> {
+/// The product and its operands when output `j` of `scan` accumulates a product of two
+/// matrices that both change from step to step (neither reading the accumulator; a
+/// non-sequence or constant operand is left to the form above, or to no rewrite).
+fn step_product(g: &Graph, scan: NodeId, j: usize) -> Option<(NodeId, [NodeId; 2])> {
     let Sum {
         tap, product, a, b, ..
     } = accumulated_dot(g, scan, j)?;
@@ -221,20 +244,108 @@ fn accumulated_step_product(g: &Graph, scan: NodeId, j: usize) -> Option<StepPro
         && [a, b]
             .iter()
             .all(|&x| depends_on(step, x, &varying) && !depends_on(step, x, &[tap]));
-    if !fits {
+    fits.then_some((product, [a, b]))
+}
+
+/// Whether output `j` of `scan` accumulates a product of two step values, and where the
+/// stacks of its operands come from.
+fn accumulated_step_product(g: &Graph, scan: NodeId, j: usize) -> Option<StepProduct> {
+    let (product, [a, b]) = step_product(g, scan, j)?;
+    let Op::Scan(op) = &g.node(scan).op else {
         return None;
+    };
+    let step = &op.step;
+    let is_sum = |x: NodeId| matches!(step.node(untransposed(step, x)).op, Op::Unbroadcast);
+    // The operands of the other accumulated products, which a sum may share its stack
+    // with (looked for only when there is a sum).
+    let others: Vec<NodeId> = if is_sum(a) || is_sum(b) {
+        (0..op.outputs.len())
+            .filter(|&k| k != j)
+            .filter_map(|k| step_product(g, scan, k))
+            .flat_map(|(_, xs)| xs)
+            .map(|x| untransposed(step, x))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let inputs = &g.node(scan).inputs;
+    let mut operands = [a, b].map(|x| operand(op, inputs, j, x, &others));
+    // Rows of a sequence take their length from the other stack: a trace.
+    if let [Operand {
+        stack: Stack::Rows { .. },
+        value,
+        ..
+    }, Operand {
+        stack: Stack::Rows { .. },
+        ..
+    }] = operands
+    {
+        operands[0].stack = Stack::NewOutput(value);
     }
-    let operands = [operand(op, j, a), operand(op, j, b)];
     Some(StepProduct { product, operands })
 }
 
-/// Where the stack of step value `x` (a matrix) comes from.
-fn operand(op: &ScanOp, j: usize, x: NodeId) -> Operand {
+/// `x` without a transpose.
+fn untransposed(step: &Graph, x: NodeId) -> NodeId {
+    match step.node(x).op {
+        Op::Transpose => step.node(x).inputs[0],
+        _ => x,
+    }
+}
+
+/// The operand `x` (a matrix step value) of the product accumulated by output `j`;
+/// `others` are the other accumulated products' operands, transposes taken off.
+fn operand(op: &ScanOp, inputs: &[NodeId], j: usize, x: NodeId, others: &[NodeId]) -> Operand {
     let step = &op.step;
-    let (value, transposed) = match step.node(x).op {
-        Op::Transpose => (step.node(x).inputs[0], true),
-        _ => (x, false),
+    let value = untransposed(step, x);
+    let transposed = value != x;
+    let (value, summed) = match shared_sum(op, inputs, j, value, others) {
+        Some(source) => (source, Some(value)),
+        None => (value, None),
     };
+    Operand {
+        stack: stack(op, j, value),
+        transposed,
+        value,
+        summed,
+    }
+}
+
+/// `g` when `x` is `sum_to_shape(g, like)` and stacking `g` costs nothing new (its
+/// stack is a sequence or a trace kept anyway) or is shared with another product's
+/// operand `sum_to_shape(g, ..)` (a gradient's two weights read the adjoint of one
+/// pre-activation summed to two operands' shapes, which agree only at run time): the
+/// stack of `g` summed to like's shape after the loop is x's stack. Like's lengths must
+/// be the same at every step, and outside the loop (`lift_shape`); so must g's when a new
+/// map output stacks it (its rows must agree where x's did).
+fn shared_sum(
+    op: &ScanOp,
+    inputs: &[NodeId],
+    j: usize,
+    x: NodeId,
+    others: &[NodeId],
+) -> Option<NodeId> {
+    let step = &op.step;
+    let node = step.node(x);
+    let (Op::Unbroadcast, &[source, like]) = (&node.op, &node.inputs[..]) else {
+        return None;
+    };
+    // Of x's rank: the stack's leading axis is the steps', which the sum must keep.
+    if step.ty(source) != node.ty {
+        return None;
+    }
+    let shared = others
+        .iter()
+        .any(|&o| matches!(step.node(o).op, Op::Unbroadcast) && step.node(o).inputs[0] == source);
+    // A dry run: the nodes go to a scratch graph.
+    let lifts = |y: NodeId| lift_shape(&mut Graph::default(), op, inputs, y).is_some();
+    let kept = !matches!(stack(op, j, source), Stack::NewOutput(_));
+    (lifts(like) && (kept || shared && lifts(source))).then_some(source)
+}
+
+/// Where the stack of step value `x` (a matrix) comes from.
+fn stack(op: &ScanOp, j: usize, x: NodeId) -> Stack {
+    let step = &op.step;
     // A sequence row is its sequence's row t when that sequence alone sets the steps,
     // all of them, forwards (the other operand's stack is in step order): one tap 0, no
     // n_steps, no `until`, no cap, not backwards.
@@ -246,22 +357,274 @@ fn operand(op: &ScanOp, j: usize, x: NodeId) -> Operand {
         && !op.go_backwards
         && !op.backwards_flag
         && op.max_steps.is_none()
-        && step.inputs.first() == Some(&value);
-    let stack = if whole_sequence {
+        && step.inputs.first() == Some(&x);
+    if whole_sequence {
         // Its outer node is the scan's first input (read in `push_out_step_product`).
-        Stack::Sequence(value)
-    } else if let Some(k) = (0..op.outputs.len())
-        .find(|&k| k != j && step.outputs[k] == value && op.outputs[k].keep.is_none())
-    {
-        Stack::Output(k)
-    } else {
-        Stack::NewOutput(value)
-    };
-    Operand {
-        stack,
-        transposed,
-        value,
+        return Stack::Sequence(x);
     }
+    if let Some(k) = (0..op.outputs.len())
+        .find(|&k| k != j && step.outputs[k] == x && op.outputs[k].keep.is_none())
+    {
+        return Stack::Output(k);
+    }
+    match sequence_tap(op, x) {
+        // With a run-time direction the rows would be chosen by `where`: left to the loop.
+        Some((sequence, tap)) if !op.backwards_flag && !op.sequences[sequence].arange => {
+            Stack::Rows { sequence, tap }
+        }
+        _ => Stack::NewOutput(x),
+    }
+}
+
+/// The sequence and the tap that step input `x` reads, if it reads a sequence.
+fn sequence_tap(op: &ScanOp, x: NodeId) -> Option<(usize, i64)> {
+    let Op::Input { index, .. } = op.step.node(x).op else {
+        return None;
+    };
+    op.sequences.iter().enumerate().find_map(|(s, seq)| {
+        let k = index.checked_sub(op.first_sequence_tap_input(s))?;
+        seq.taps.get(k).map(|&tap| (s, tap))
+    })
+}
+
+/// The outer nodes, added to `g`, that equal at every step the lengths of step value
+/// `x`'s axes, when those are loop invariants: a broadcast's lengths, a sum's `like`'s,
+/// numpy's broadcast of an elementwise operation's operands', the rows of a sequence or a
+/// recurrent output (their array's after its first axis; a recurrent output's rows keep
+/// its initial state's shape, checked at every step), a non-sequence's. `None` otherwise
+/// (what was added is then unused). `inputs` are the scan's outer inputs.
+fn lift_shape(g: &mut Graph, op: &ScanOp, inputs: &[NodeId], x: NodeId) -> Option<Vec<NodeId>> {
+    let node = op.step.node(x);
+    let rank = node.ty.rank;
+    if rank == 0 {
+        return Some(Vec::new());
+    }
+    match &node.op {
+        Op::BroadcastTo => node.inputs[1..]
+            .iter()
+            .map(|&d| lift_scalar(g, op, inputs, d))
+            .collect(),
+        Op::Unbroadcast => lift_shape(g, op, inputs, node.inputs[1]),
+        Op::Elemwise(_) | Op::Cast => {
+            // Trailing axes aligned; a length of 1 gives way to the other.
+            let mut lengths: Vec<Option<NodeId>> = vec![None; rank];
+            for &i in &node.inputs {
+                let dims = lift_shape(g, op, inputs, i)?;
+                let first = rank.checked_sub(dims.len())?;
+                for (at, d) in lengths[first..].iter_mut().zip(dims) {
+                    *at = Some(match *at {
+                        None => d,
+                        Some(a) => broadcast(g, a, d, node.span),
+                    });
+                }
+            }
+            lengths.into_iter().collect()
+        }
+        Op::Input { index, .. } => {
+            let (outer, skip) = if let Some((s, _)) = sequence_tap(op, x) {
+                if op.sequences[s].arange {
+                    return None;
+                }
+                (inputs[s], 1)
+            } else if *index < op.first_non_sequence_step_input() {
+                let o = (0..op.outputs.len())
+                    .rev()
+                    .find(|&o| op.first_output_tap_input(o) <= *index)?;
+                let mitsot = op.outputs[o].kind() == OutputKind::Mitsot;
+                (inputs[op.init_input(o)?], usize::from(mitsot))
+            } else {
+                (outer_input(op, inputs, x)?, 0)
+            };
+            Some(
+                (0..rank)
+                    .map(|k| length(g, outer, k + skip, node.span))
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The outer node, added to `g`, that equals step scalar `x` at every step, when it is
+/// computed from constants, non-sequences and the lengths `lift_shape` finds, through
+/// elementwise operations and casts (which cannot fail).
+fn lift_scalar(g: &mut Graph, op: &ScanOp, inputs: &[NodeId], x: NodeId) -> Option<NodeId> {
+    let node = op.step.node(x);
+    if node.ty.rank != 0 {
+        return None;
+    }
+    match &node.op {
+        Op::Const(_) => Some(g.add(node.clone())),
+        Op::Input { index, .. } if *index >= op.first_non_sequence_step_input() => {
+            outer_input(op, inputs, x)
+        }
+        Op::Shape { axis } => lift_shape(g, op, inputs, node.inputs[0])?
+            .get(*axis)
+            .copied(),
+        Op::Elemwise(_) | Op::Cast => {
+            let lifted = node
+                .inputs
+                .iter()
+                .map(|&i| lift_scalar(g, op, inputs, i))
+                .collect::<Option<Vec<NodeId>>>()?;
+            Some(g.add(Node {
+                inputs: lifted,
+                ..node.clone()
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// numpy's broadcast of lengths `a` and `b` (of operands that broadcast), added to `g`: a
+/// length of 1 gives way to the other.
+fn broadcast(g: &mut Graph, a: NodeId, b: NodeId, span: proc_macro2::Span) -> NodeId {
+    let one = int(g, 1, span);
+    let unit = scalar(g, Op::Elemwise(ElemOp::Eq), vec![a, one], DType::Bool, span);
+    scalar(
+        g,
+        Op::Elemwise(ElemOp::Where),
+        vec![unit, b, a],
+        DType::I64,
+        span,
+    )
+}
+
+/// `x.shape[axis]`, added to `g`.
+fn length(g: &mut Graph, x: NodeId, axis: usize, span: proc_macro2::Span) -> NodeId {
+    scalar(g, Op::Shape { axis }, vec![x], DType::I64, span)
+}
+
+/// An i64 constant, added to `g`.
+fn int(g: &mut Graph, v: i64, span: proc_macro2::Span) -> NodeId {
+    scalar(
+        g,
+        Op::Const(Literal::Int(v.into())),
+        vec![],
+        DType::I64,
+        span,
+    )
+}
+
+/// A scalar node of `g` (a constant, a length, an operation on scalars).
+fn scalar(
+    g: &mut Graph,
+    op: Op,
+    inputs: Vec<NodeId>,
+    dtype: DType,
+    span: proc_macro2::Span,
+) -> NodeId {
+    g.add(Node {
+        op,
+        inputs,
+        ty: Type::scalar(dtype),
+        span,
+        label: String::new(),
+    })
+}
+
+/// The rows tap `tap` of sequence `s` read over `steps` steps, in step order: going
+/// forwards, step t read row `t + past + tap`; going backwards, row `A - 1 - t + past +
+/// tap`, `A` the steps the sequence allows (its length less the tap window).
+fn sequence_rows(
+    g: &mut Graph,
+    op: &ScanOp,
+    inputs: &[NodeId],
+    (s, tap): (usize, i64),
+    steps: NodeId,
+    span: proc_macro2::Span,
+) -> NodeId {
+    let (seq, x) = (&op.sequences[s], inputs[s]);
+    let elem = |g: &mut Graph, e: ElemOp, a: NodeId, b: NodeId| {
+        scalar(g, Op::Elemwise(e), vec![a, b], DType::I64, span)
+    };
+    let offset = int(g, seq.past() + tap, span);
+    let (start, end) = if op.go_backwards {
+        let len = length(g, x, 0, span);
+        let window = int(g, seq.span(), span);
+        let allowed = elem(g, ElemOp::Sub, len, window);
+        let first = elem(g, ElemOp::Sub, allowed, steps);
+        (
+            elem(g, ElemOp::Add, first, offset),
+            elem(g, ElemOp::Add, allowed, offset),
+        )
+    } else {
+        (offset, elem(g, ElemOp::Add, offset, steps))
+    };
+    let ty = g.ty(x);
+    let label = format!("{}[t{tap:+}]", seq.label);
+    let view = |g: &mut Graph, path: PathStep, inputs: Vec<NodeId>| {
+        g.add(Node {
+            op: Op::Subtensor { path: vec![path] },
+            inputs,
+            ty,
+            span,
+            label: label.clone(),
+        })
+    };
+    let path = PathStep::Slice {
+        start: true,
+        end: true,
+    };
+    let rows = view(g, path, vec![x, start, end]);
+    if !op.go_backwards {
+        return rows;
+    }
+    let minus_one = int(g, -1, span);
+    let path = PathStep::Stepped {
+        start: false,
+        end: false,
+    };
+    view(g, path, vec![rows, minus_one])
+}
+
+/// `stack` (a value's rows over the steps) with each row summed as the step's
+/// `sum_to_shape(value, like)` node `sum` sums it: a `sum_to_shape` of the whole stack
+/// to `[steps, like's lengths]` (`lift_shape`'s; with no step, the stack's own, as a map
+/// output of no step has every axis 0). `None` when like's lengths do not lift.
+fn summed_stack(
+    g: &mut Graph,
+    op: &ScanOp,
+    inputs: &[NodeId],
+    stack: NodeId,
+    sum: NodeId,
+) -> Option<NodeId> {
+    let sum_node = op.step.node(sum).clone();
+    let lengths = lift_shape(g, op, inputs, sum_node.inputs[1])?;
+    let (span, ty) = (sum_node.span, g.ty(stack));
+    let steps = length(g, stack, 0, span);
+    let zero = int(g, 0, span);
+    let none = scalar(
+        g,
+        Op::Elemwise(ElemOp::Eq),
+        vec![steps, zero],
+        DType::Bool,
+        span,
+    );
+    let value = match ty.dtype {
+        DType::F32 | DType::F64 => Literal::Float(0.0),
+        _ => Literal::Int(0),
+    };
+    let mut operands = vec![scalar(g, Op::Const(value), vec![], ty.dtype, span), steps];
+    for (k, d) in lengths.into_iter().enumerate() {
+        let own = length(g, stack, k + 1, span);
+        let where_ = Op::Elemwise(ElemOp::Where);
+        operands.push(scalar(g, where_, vec![none, own, d], DType::I64, span));
+    }
+    let shaped = g.add(Node {
+        op: Op::BroadcastTo,
+        inputs: operands,
+        ty,
+        span,
+        label: op.step.node(sum_node.inputs[1]).label.clone(),
+    });
+    Some(g.add(Node {
+        op: Op::Unbroadcast,
+        inputs: vec![stack, shaped],
+        ty,
+        span,
+        label: sum_node.label,
+    }))
 }
 
 /// Output `j` (the accumulator) is removed; its reads become one `Op::DotSum` of the
@@ -272,7 +635,8 @@ fn push_out_step_product(g: &mut Graph, scan: NodeId, j: usize, found: StepProdu
     let Op::Scan(op) = &scan_node.op else {
         unreachable!()
     };
-    let init = scan_node.inputs[op
+    let inputs = &scan_node.inputs;
+    let init = inputs[op
         .init_input(j)
         .expect("a SITSOT output has an initial state")];
     let text = output_label(op, j);
@@ -285,19 +649,24 @@ fn push_out_step_product(g: &mut Graph, scan: NodeId, j: usize, found: StepProdu
     let mut said = Vec::new();
     for x in &operands {
         let value_text = op.step.node(x.value).label.clone();
-        let shown = if x.transposed {
-            format!("`{value_text}` (transposed)")
-        } else {
-            format!("`{value_text}`")
-        };
-        said.push(match x.stack {
-            Stack::Sequence(_) => format!("{shown} from sequence `{}`", op.sequences[0].label),
-            Stack::Output(k) => format!(
-                "{shown} from the steps of output {k} ({})",
-                output_label(op, k)
+        let source = match x.stack {
+            Stack::Sequence(_) => format!("from sequence `{}`", op.sequences[0].label),
+            Stack::Output(k) => format!("from the steps of output {k} ({})", output_label(op, k)),
+            Stack::Rows { sequence, .. } => format!(
+                "from the rows of sequence `{}` it read",
+                op.sequences[sequence].label
             ),
-            Stack::NewOutput(_) => format!("{shown} from a new map output"),
-        });
+            Stack::NewOutput(_) => "from a new map output".to_string(),
+        };
+        let shown = match x.summed {
+            Some(sum) => format!(
+                "`{}` summed after the loop from `{value_text}`",
+                op.step.node(sum).label
+            ),
+            None => format!("`{value_text}`"),
+        };
+        let transposed = if x.transposed { " (transposed)" } else { "" };
+        said.push(format!("{shown}{transposed} {source}"));
         if let Stack::NewOutput(value) = x.stack {
             if new_outputs.iter().all(|&(v, _)| v != value) {
                 let Op::Scan(op) = &mut g.nodes[scan.0].op else {
@@ -319,24 +688,37 @@ fn push_out_step_product(g: &mut Graph, scan: NodeId, j: usize, found: StepProdu
             label: op.step.node(value).label.clone(),
         })
     };
-    let mut stacks = Vec::new();
-    for x in &operands {
-        let stack = match x.stack {
-            Stack::Sequence(_) => scan_node.inputs[0],
-            Stack::Output(k) => trace(g, k, x.value),
-            Stack::NewOutput(value) => {
-                let k = new_outputs
-                    .iter()
-                    .find(|&&(v, _)| v == value)
-                    .map(|&(_, k)| k)
-                    .expect("every new stack has its output");
-                trace(g, k, value)
-            }
+    // Sequences and traces first: rows of a sequence are as many as the other stack has.
+    let mut stacks = operands.map(|x| match x.stack {
+        Stack::Sequence(_) => Some(inputs[0]),
+        Stack::Output(k) => Some(trace(g, k, x.value)),
+        Stack::Rows { .. } => None,
+        Stack::NewOutput(value) => {
+            let k = new_outputs
+                .iter()
+                .find(|&&(v, _)| v == value)
+                .map(|&(_, k)| k)
+                .expect("every new stack has its output");
+            Some(trace(g, k, value))
+        }
+    });
+    for i in 0..2 {
+        if let Stack::Rows { sequence, tap } = operands[i].stack {
+            let other = stacks[1 - i].expect("rows of a sequence beside a trace");
+            let steps = length(g, other, 0, span);
+            stacks[i] = Some(sequence_rows(g, op, inputs, (sequence, tap), steps, span));
+        }
+    }
+    let mut read = [init; 2];
+    for (i, x) in operands.iter().enumerate() {
+        let stack = stacks[i].expect("every operand has its stack");
+        read[i] = match x.summed {
+            Some(sum) => summed_stack(g, op, inputs, stack, sum).expect("lengths that lift"),
+            None => stack,
         };
-        stacks.push(stack);
     }
     let acc_ty = g.ty(init);
-    let ty = dot_sum_type(acc_ty, g.ty(stacks[0]), g.ty(stacks[1]))
+    let ty = dot_sum_type(acc_ty, g.ty(read[0]), g.ty(read[1]))
         .expect("a matrix accumulator of two stacks of matrices of its dtype");
     let total = g.add(Node {
         op: Op::DotSum {
@@ -344,7 +726,7 @@ fn push_out_step_product(g: &mut Graph, scan: NodeId, j: usize, found: StepProdu
             output: format!("`{}`", op.outputs[j].label),
             result: result_text,
         },
-        inputs: vec![init, stacks[0], stacks[1]],
+        inputs: vec![init, read[0], read[1]],
         ty,
         span,
         label: product_text.clone(),
@@ -608,42 +990,99 @@ mod tests {
     }
 
     #[test]
-    fn going_backwards_the_rows_are_stacked_in_step_order() {
-        // The sequence's rows in its own order would pair x[t] with d of x[T-1-t]: the
-        // loop stacks them, in step order like d_t.
+    fn going_backwards_the_rows_are_a_reversed_view_in_step_order() {
+        // The sequence's rows in its own order would pair x[t] with d of x[T-1-t]: its
+        // rows in step order are the sequence reversed, a view, as long as d's stack.
         let src = GRADIENT.replace(
             "non_sequences = v)",
             "non_sequences = v, go_backwards = true)",
         );
-        let (_, fired) = apply(&src, Pass::PushOutDot);
+        let (ir, fired) = apply(&src, Pass::PushOutDot);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
-            fired[0].contains("(`x_t` (transposed) from a new map output, `tanh(x_t.dot(v))` from a new map output;"),
+            fired[0].contains("(`x_t` (transposed) from the rows of sequence `x` it read, `tanh(x_t.dot(v))` from a new map output;"),
             "{fired:?}"
         );
+        assert_eq!(ir.matches("Nitsot").count(), 1, "{ir}");
+        assert!(ir.contains("subtensor[Stepped"), "{ir}");
         for t in [0, 1, 2, 7] {
             assert_same_results(&src, "grad", &gradient_args(t));
         }
-        // With several sequences, the steps are the shortest's: the loop stacks the rows.
+        // With several sequences, the steps are the shortest's: the rows of x it read.
         let two = "pub fn f(x: ArrayView3<f64>, y: ArrayView3<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
             let acc = scan(|x_t, y_t, acc| acc + x_t.t().dot(y_t * y_t), sequences = [x, y], outputs_info = acc0);
             Ok(acc[-1])
         }";
-        let (_, fired) = apply(two, Pass::PushOutDot);
+        for src in [
+            two.to_string(),
+            two.replace(
+                "outputs_info = acc0",
+                "outputs_info = acc0, go_backwards = true",
+            ),
+        ] {
+            let (_, fired) = apply(&src, Pass::PushOutDot);
+            assert!(
+                fired[0].contains("(`x_t` (transposed) from the rows of sequence `x` it read"),
+                "{fired:?}"
+            );
+            for (tx, ty) in [(5, 3), (3, 5), (0, 2), (4, 4)] {
+                let args = [cube(tx, 2, 3, 0.1), cube(ty, 2, 3, 0.4), mat(3, 3, 0.5)];
+                assert_same_results(&src, "f", &args);
+            }
+        }
+    }
+
+    #[test]
+    fn the_rows_of_a_tap_are_those_it_read_with_n_steps_either_way() {
+        // x read at taps -2 and 1 (a window of 4 rows), n_steps = k: tap -2 read rows
+        // 0..k going forwards, the k rows before the last 3 going backwards (reversed).
+        let src = "pub fn f(x: ArrayView3<f64>, y: ArrayView3<f64>, acc0: ArrayView2<f64>, k: usize) -> Result<Array2<f64>> {
+            let acc = scan(|x_tm2, x_tp1, y_t, acc| acc + x_tm2.t().dot(y_t * x_tp1), sequences = [taps(x, [-2, 1]), y], outputs_info = acc0, n_steps = k);
+            Ok(acc[-1])
+        }";
+        for src in [
+            src.to_string(),
+            src.replace("n_steps = k", "n_steps = k, go_backwards = true"),
+        ] {
+            let (_, fired) = apply(&src, Pass::PushOutDot);
+            assert_eq!(fired.len(), 1, "{fired:?}");
+            assert!(
+                fired[0].contains("(`x_tm2` (transposed) from the rows of sequence `x` it read"),
+                "{fired:?}"
+            );
+            for k in [0, 1, 3] {
+                let args = [
+                    cube(7, 2, 3, 0.1),
+                    cube(5, 2, 3, 0.4),
+                    mat(3, 3, 0.5),
+                    Value::from(k as i64),
+                ];
+                assert_same_results(&src, "f", &args);
+            }
+            // More steps than x allows: the loop's error, before any product.
+            let args = [
+                cube(4, 2, 3, 0.1),
+                cube(5, 2, 3, 0.4),
+                mat(3, 3, 0.5),
+                Value::from(2i64),
+            ];
+            assert_same_results(&src, "f", &args);
+        }
+        // Two sequence rows: the first is stacked by the loop, the second is as many of
+        // its rows as that stack has.
+        let both = "pub fn f(x: ArrayView3<f64>, y: ArrayView3<f64>, acc0: ArrayView2<f64>) -> Result<Array2<f64>> {
+            let acc = scan(|x_t, y_t, acc| acc + x_t.t().dot(y_t), sequences = [x, y], outputs_info = acc0, go_backwards = true);
+            Ok(acc[-1])
+        }";
+        let (_, fired) = apply(both, Pass::PushOutDot);
         assert!(
-            fired[0].contains("(`x_t` (transposed) from a new map output"),
+            fired[0].contains("(`x_t` (transposed) from a new map output, `y_t` from the rows of sequence `y` it read;"),
             "{fired:?}"
         );
-        assert_same_results(
-            two,
-            "f",
-            &[cube(5, 2, 3, 0.1), cube(3, 2, 3, 0.4), mat(3, 3, 0.5)],
-        );
-        assert_same_results(
-            two,
-            "f",
-            &[cube(3, 2, 3, 0.1), cube(5, 2, 3, 0.4), mat(3, 3, 0.5)],
-        );
+        for (tx, ty) in [(5, 3), (3, 5), (0, 2)] {
+            let args = [cube(tx, 2, 3, 0.1), cube(ty, 2, 3, 0.4), mat(3, 3, 0.5)];
+            assert_same_results(both, "f", &args);
+        }
     }
 
     #[test]
@@ -725,7 +1164,7 @@ mod tests {
             );
         }
         // A gradient through the previous state: q_t = h_t * (1 - h²) reads h's tap, and
-        // becomes a map output; with n_steps, x's rows are stacked by the loop too.
+        // becomes a map output; with n_steps, x's rows are the first k, a view.
         let through = src
             .replace(
                 "g + x_t.t().dot(h_t)",
@@ -735,7 +1174,7 @@ mod tests {
             .replace("g0: ArrayView2<f64>)", "g0: ArrayView2<f64>, k: usize)");
         let (ir, fired) = apply(&through, Pass::PushOutDot);
         assert_eq!(fired.len(), 1, "{fired:?}");
-        assert_eq!(ir.matches("Nitsot").count(), 2, "{ir}");
+        assert_eq!(ir.matches("Nitsot").count(), 1, "{ir}");
         for t in [0, 1, 2, 7] {
             let mut args = vec![
                 cube(7, 2, 3, 0.1),
@@ -745,6 +1184,69 @@ mod tests {
             ];
             args.push(Value::from(t as i64));
             assert_same_results(&through, "f", &args);
+        }
+    }
+
+    /// The gradient of a batched Elman RNN's weights: x_t [B, I], h [B, H].
+    const ELMAN_GRAD: &str = "pub fn f(x: ArrayView3<f64>, h0: ArrayView2<f64>, w_x: ArrayView2<f64>, w_h: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+        let h = scan(|x_t, h, w_x, w_h, b| tanh(x_t.dot(w_x) + h.dot(w_h) + b), sequences = x, outputs_info = h0, non_sequences = [w_x, w_h, b]);
+        let (g_x, g_h) = grad(sum(h), [w_x, w_h]);
+        Ok((g_x, g_h))
+    }";
+
+    #[test]
+    fn two_weights_share_the_stack_of_the_adjoint_they_sum() {
+        // The adjoint of `x_t.dot(w_x) + h.dot(w_h)` is summed to each product's shape,
+        // which agree only at run time: one stack of it, summed after the loop (a view
+        // when the shapes agree), serves both weights; x_t and h[t-1] are rows of
+        // sequences of the backward loop. With and without the bias (an elementwise
+        // adjoint then, whose lengths are broadcast from its operands').
+        let no_bias = ELMAN_GRAD.replace(" + b)", ")");
+        for src in [ELMAN_GRAD.to_string(), no_bias] {
+            let (ir, fired) = apply(&src, Pass::PushOutDot);
+            assert_eq!(fired.len(), 2, "{fired:?}");
+            assert!(
+                fired[0].contains("summed after the loop from")
+                    && fired[0].contains("from a new map output"),
+                "{fired:?}"
+            );
+            assert!(fired[1].contains("summed after the loop from"), "{fired:?}");
+            assert!(fired[1].contains("from the steps of output"), "{fired:?}");
+            for f in &fired {
+                assert!(
+                    f.contains("(transposed) from the rows of sequence"),
+                    "{fired:?}"
+                );
+            }
+            // One map output: the adjoint; no copy of x_t or h[t-1].
+            assert_eq!(ir.matches("Nitsot").count(), 1, "{ir}");
+            // Summed after the loop, once per product.
+            let summed = ir.lines().filter(|l| {
+                !l.starts_with("    ")
+                    && l.contains("= sum_to_shape(")
+                    && l.ends_with("rank-3 array of f64")
+            });
+            assert_eq!(summed.count(), 2, "{ir}");
+            // (Zero steps: `rewrites_agree` cuts x to no row itself.)
+            for t in [1, 2, 5] {
+                let args = [
+                    cube(t, 3, 2, 0.1),
+                    mat(3, 4, 0.2),
+                    mat(2, 4, 0.3),
+                    mat(4, 4, 0.4),
+                    vec1(&[0.1, -0.2, 0.3, 0.05]),
+                ];
+                assert_same_results(&src, "f", &args);
+                // x broadcast over h's batch: x_t's adjoint is summed over it.
+                let args = [
+                    cube(t, 1, 2, 0.1),
+                    mat(3, 4, 0.2),
+                    mat(2, 4, 0.3),
+                    mat(4, 4, 0.4),
+                    vec1(&[0.1, -0.2, 0.3, 0.05]),
+                ];
+                assert_same_results(&src, "f", &args);
+            }
         }
     }
 
@@ -765,7 +1267,8 @@ mod tests {
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
             fired[0].contains(
-                "(`x_t` (transposed) from a new map output, `h_t * h` from a new map output;"
+                "(`x_t` (transposed) from the rows of sequence `x` it read, `h_t * h` from a \
+                 new map output;"
             ),
             "{fired:?}"
         );

@@ -493,8 +493,8 @@ pub struct DotSumText<'a> {
 pub struct DotSumScratch<T> {
     /// The sum, when it is broadcast to the initial value's shape.
     sum: Array2<T>,
-    /// One step's product, on the step-by-step path.
-    product: Array2<T>,
+    /// A chunk of steps of `p`, of `q`, copied when that stack's steps do not merge.
+    packed: [Array3<T>; 2],
 }
 
 /// The last row of the accumulation `acc_t = acc_{t-1} + p_t · q_t` from `acc_0 = init`
@@ -505,8 +505,10 @@ pub struct DotSumScratch<T> {
 /// The sum is ONE product when the steps merge with the inner axis in both stacks (`p`'s
 /// step stride is `k` times its column stride and `q`'s is `k` times its row stride: `p`
 /// is then an `(m, T*k)` view, `q` a `(T*k, n)` one, no copy; true of the transposed rows
-/// of a contiguous `(T, k, m)` sequence, `x_t.t()`, and of a contiguous trace);
-/// otherwise T products added up in a buffer reused from call to call. Integers wrap.
+/// of a contiguous `(T, k, m)` sequence, `x_t.t()`, and of a contiguous trace, also both
+/// read backwards); otherwise one product per chunk of steps, the stack that does not
+/// merge (a sequence read backwards beside a trace) copied chunk by chunk into a buffer
+/// reused from call to call. Integers wrap.
 ///
 /// Errors, as the loop's first step gave them: `Err(Dot)` naming the product and the
 /// shapes of `p_t` and `q_t` when the inner sizes differ, `Err(Broadcast)` naming the
@@ -549,7 +551,7 @@ pub fn dot_sum<T: Number>(
     ensure_shape(out, Ix3(1, rows, cols));
     let mut row = out.index_axis_mut(Axis(0), 0);
     if (m, n) == (rows, cols) {
-        sum_of_products(row.view_mut(), p, q, &mut scratch.product, text.product)?;
+        sum_of_products(row.view_mut(), p, q, &mut scratch.packed, text.product)?;
         Zip::from(&mut row)
             .and(&init)
             .for_each(|o, &a| *o = a.num_add(*o));
@@ -559,7 +561,7 @@ pub fn dot_sum<T: Number>(
             scratch.sum.view_mut(),
             p,
             q,
-            &mut scratch.product,
+            &mut scratch.packed,
             text.product,
         )?;
         // Broadcasts: checked above.
@@ -578,31 +580,111 @@ pub fn dot_sum<T: Number>(
     Ok(())
 }
 
+/// The inner length of the product of a chunk of steps that [`sum_of_products`] copies:
+/// long enough for a product about as efficient as one over all the steps (a GEMM adds
+/// its inner axis in blocks of a few hundred anyway), while the copy stays in cache.
+const CHUNK_INNER: usize = 1024;
+
+/// At most this many elements of a stack copied per chunk (4 MB of f32).
+const CHUNK_ELEMENTS: usize = 1 << 20;
+
 /// `out = Σ_t p[t] · q[t]` for stacks of at least one matrix, inner sizes checked: one
-/// product of the merged views when both merge, else one product per step, the later ones
-/// into `product` and added.
+/// product of the merged views when both merge, else one per chunk of steps, added.
 fn sum_of_products<T: Number>(
     mut out: ArrayViewMut2<'_, T>,
-    p: ArrayView3<'_, T>,
-    q: ArrayView3<'_, T>,
-    product: &mut Array2<T>,
+    mut p: ArrayView3<'_, T>,
+    mut q: ArrayView3<'_, T>,
+    packed: &mut [Array3<T>; 2],
     what: &str,
 ) -> Result<()> {
+    // The sum over the steps in the other order is the same sum: two stacks read
+    // backwards (sequences of a loop going backwards) are read forwards.
+    if p.stride_of(Axis(0)) < 0 && q.stride_of(Axis(0)) < 0 {
+        p.invert_axis(Axis(0));
+        q.invert_axis(Axis(0));
+    }
+    let ((steps, m, k), n) = (p.dim(), q.dim().2);
+    if k == 0 {
+        // No product has a term (and merged, the steps would leave no row to view).
+        out.fill(T::ZERO);
+        return Ok(());
+    }
     if let (Some(p2), Some(q2)) = (merge_steps(p, Axis(2)), merge_steps(q, Axis(1))) {
         return T::gemm(out, p2, q2, what);
     }
-    for (t, (p_t, q_t)) in p.outer_iter().zip(q.outer_iter()).enumerate() {
-        if t == 0 {
-            T::gemm(out.view_mut(), p_t, q_t, what)?;
-        } else {
-            try_ensure_shape(what, product, out.raw_dim())?;
-            T::gemm(product.view_mut(), p_t, q_t, what)?;
-            Zip::from(&mut out)
-                .and(&*product)
-                .for_each(|o, &x| *o = o.num_add(x));
-        }
+    // The elements of a step copied: of the stacks that do not merge.
+    let copied = [
+        (merge_steps(p, Axis(2)).is_none(), m * k),
+        (merge_steps(q, Axis(1)).is_none(), k * n),
+    ]
+    .iter()
+    .filter(|(copy, _)| *copy)
+    .map(|&(_, size)| size)
+    .max()
+    .unwrap_or(0);
+    let chunk = CHUNK_INNER
+        .div_ceil(k)
+        .min(CHUNK_ELEMENTS / copied.max(1))
+        .clamp(1, steps.max(1));
+    let [p_buf, q_buf] = packed;
+    out.fill(T::ZERO);
+    for start in (0..steps).step_by(chunk) {
+        let steps = ndarray::Slice::from(start..steps.min(start + chunk));
+        let p2 = merged(p.slice_axis(Axis(0), steps), Axis(2), chunk, p_buf, what)?;
+        let q2 = merged(q.slice_axis(Axis(0), steps), Axis(1), chunk, q_buf, what)?;
+        T::gemm_add(out.view_mut(), p2, q2, false, what)?;
     }
     Ok(())
+}
+
+/// A chunk of steps as one matrix with its steps merged into axis `inner` (as
+/// [`merge_steps`]): a view when its strides allow, else a copy in `buf` (room for
+/// `capacity` steps, so that a shorter last chunk does not reallocate), laid out so that
+/// they do and so that the copy follows the chunk's faster axis through memory.
+fn merged<'a, T: Number>(
+    chunk: ArrayView3<'a, T>,
+    inner: Axis,
+    capacity: usize,
+    buf: &'a mut Array3<T>,
+    what: &str,
+) -> Result<ArrayView2<'a, T>> {
+    if let Some(view) = merge_steps(chunk, inner) {
+        return Ok(view);
+    }
+    let outer = Axis(3 - inner.index());
+    let (steps, d_inner, d_outer) = (
+        chunk.len_of(Axis(0)),
+        chunk.len_of(inner),
+        chunk.len_of(outer),
+    );
+    let room = capacity.max(steps);
+    // The axes of `buf` (steps, inner, outer) or (outer, steps, inner), row-major; `axes`
+    // puts them back in the chunk's order.
+    let outer_faster =
+        chunk.stride_of(outer).unsigned_abs() <= chunk.stride_of(inner).unsigned_abs();
+    let (shape, axes) = match (outer_faster, inner.index()) {
+        (true, 2) => (Ix3(room, d_inner, d_outer), [0, 2, 1]),
+        (true, _) => (Ix3(room, d_inner, d_outer), [0, 1, 2]),
+        (false, 2) => (Ix3(d_outer, room, d_inner), [1, 0, 2]),
+        (false, _) => (Ix3(d_outer, room, d_inner), [1, 2, 0]),
+    };
+    ensure_shape(buf, shape);
+    let first = ndarray::Slice::from(0..steps);
+    let mut rows = buf.view_mut().permuted_axes(axes);
+    rows.slice_axis_inplace(Axis(0), first);
+    // Step by step: each step's matrix then has one layout on both sides (contiguous,
+    // in either order), which ndarray copies as one run of memory.
+    for (mut to, from) in rows.outer_iter_mut().zip(chunk.outer_iter()) {
+        to.assign(&from);
+    }
+    let rows = buf
+        .view()
+        .permuted_axes(axes)
+        .slice_axis_move(Axis(0), first);
+    merge_steps(rows, inner).ok_or_else(|| Error::InvalidArgument {
+        what: what.to_string(),
+        detail: "a copied chunk of steps does not merge into one matrix".to_string(),
+    })
 }
 
 /// A stack `(T, a, b)` as one matrix with its steps merged into axis `inner` (1 or 2),
@@ -2013,8 +2095,8 @@ mod dot_sum_tests {
             &out.index_axis(Axis(0), 0).to_owned(),
             &by_hand(init.view(), p, d.view()),
         );
-        // One product: the step-by-step buffer was never needed.
-        assert_eq!(scratch.product.len(), 0);
+        // One product: nothing was copied.
+        assert_eq!(scratch.packed[0].len() + scratch.packed[1].len(), 0);
 
         // Integers: exact, wrapping.
         let xi = ints((t, b, i), 1);
@@ -2036,11 +2118,11 @@ mod dot_sum_tests {
             out_i.index_axis(Axis(0), 0),
             by_hand(init_i.view(), pi, di.view())
         );
-        assert_eq!(scratch_i.product.len(), 0);
+        assert_eq!(scratch_i.packed[0].len() + scratch_i.packed[1].len(), 0);
     }
 
     #[test]
-    fn stacks_that_do_not_merge_take_a_product_per_step() {
+    fn stacks_that_do_not_merge_are_copied_by_chunks_of_steps() {
         let (t, m, k, n) = (4, 3, 5, 2);
         // Every other step of a longer stack: the step stride is twice the merged one.
         let long = floats((2 * t, m, k), 0.3);
@@ -2058,14 +2140,17 @@ mod dot_sum_tests {
             &out.index_axis(Axis(0), 0).to_owned(),
             &by_hand(init.view(), p, q),
         );
-        assert_eq!(scratch.product.shape(), &[m, n]);
+        // Each stack copied, all its steps in one chunk, along its faster axis: p's rows
+        // (p laid out [m, t, k]), q's rows (its steps put back in order).
+        assert_eq!(scratch.packed[0].shape(), &[m, t, k]);
+        assert_eq!(scratch.packed[1].shape(), &[t, k, n]);
         // A second call reuses every buffer.
-        let (out_ptr, product_ptr) = (out.as_ptr(), scratch.product.as_ptr());
+        let ptrs = |out: &Array3<f64>, s: &DotSumScratch<f64>| {
+            (out.as_ptr(), s.packed[0].as_ptr(), s.packed[1].as_ptr())
+        };
+        let before = ptrs(&out, &scratch);
         dot_sum(&mut out, init.view(), p, q, &mut scratch, TEXT).unwrap();
-        assert_eq!(
-            (out.as_ptr(), scratch.product.as_ptr()),
-            (out_ptr, product_ptr)
-        );
+        assert_eq!(ptrs(&out, &scratch), before);
         close(
             &out.index_axis(Axis(0), 0).to_owned(),
             &by_hand(init.view(), p, q),
@@ -2080,6 +2165,68 @@ mod dot_sum_tests {
         let mut scratch_i = DotSumScratch::default();
         dot_sum(&mut out_i, init_i.view(), pi, qi, &mut scratch_i, TEXT).unwrap();
         assert_eq!(out_i.index_axis(Axis(0), 0), by_hand(init_i.view(), pi, qi));
+    }
+
+    #[test]
+    fn an_empty_inner_axis_sums_no_product() {
+        // A batch of no rows: x_t.t() [I, 0] · d_t [0, H] is zeros.
+        let p = Array3::<f64>::zeros((3, 4, 0));
+        let q = Array3::<f64>::zeros((3, 0, 2));
+        let init = Array2::from_elem((4, 2), 1.5);
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        dot_sum(
+            &mut out,
+            init.view(),
+            p.view(),
+            q.view(),
+            &mut scratch,
+            TEXT,
+        )
+        .unwrap();
+        assert_eq!(out.index_axis(Axis(0), 0), init);
+    }
+
+    #[test]
+    fn two_stacks_read_backwards_are_one_product_forwards() {
+        // Two sequences of a loop going backwards, both in its step order: no copy.
+        let (t, b, i, h) = (5, 3, 4, 2);
+        let x = floats((t, b, i), 0.7);
+        let d = floats((t, b, h), 0.8);
+        let p = x.slice(s![..;-1, .., ..]).permuted_axes([0, 2, 1]);
+        let q = d.slice(s![..;-1, .., ..]);
+        let init = Array2::from_elem((i, h), 0.25);
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        dot_sum(&mut out, init.view(), p, q, &mut scratch, TEXT).unwrap();
+        close(
+            &out.index_axis(Axis(0), 0).to_owned(),
+            &by_hand(init.view(), p, q),
+        );
+        assert_eq!(scratch.packed[0].len() + scratch.packed[1].len(), 0);
+    }
+
+    #[test]
+    fn a_reversed_stack_beside_a_trace_is_copied_a_chunk_at_a_time() {
+        // p_t = x_t.t() of a sequence read backwards [m, k] = [512, 256]: four steps make
+        // an inner length of 1024, so five steps take two products; q, a trace, is read
+        // in place.
+        let (t, k, m, n) = (5, 256, 512, 3);
+        let x = floats((t, k, m), 0.9);
+        let p = x.slice(s![..;-1, .., ..]).permuted_axes([0, 2, 1]);
+        let q = floats((t, k, n), 1.0);
+        let init = Array2::from_elem((m, n), -1.0);
+        let mut out = Array3::zeros((0, 0, 0));
+        let mut scratch = DotSumScratch::default();
+        dot_sum(&mut out, init.view(), p, q.view(), &mut scratch, TEXT).unwrap();
+        let want = by_hand(init.view(), p, q.view());
+        let got = out.index_axis(Axis(0), 0);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-10 * (1.0 + w.abs()), "{g} vs {w}");
+        }
+        // Room for four steps: the last chunk, of one, was copied into the same memory.
+        assert_eq!(scratch.packed[0].shape(), &[4, k, m]);
+        assert_eq!(scratch.packed[1].len(), 0);
     }
 
     #[test]
