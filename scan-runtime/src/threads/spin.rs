@@ -156,17 +156,13 @@ impl Drop for Wait<'_> {
 /// becomes a panic here (after both finished).
 pub fn join<A: FnOnce(), B: FnOnce() + Send>(a: A, b: B) {
     let Some(h) = helper() else {
-        a();
-        b();
-        return;
+        return both_here(a, b);
     };
     if h.busy
         .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
         .is_err()
     {
-        a();
-        b();
-        return;
+        return both_here(a, b);
     }
     let mut slot: Option<B> = Some(b);
     // SAFETY: `busy` is ours, so the helper is IDLE and reads `job` only after READY.
@@ -185,6 +181,16 @@ pub fn join<A: FnOnce(), B: FnOnce() + Send>(a: A, b: B) {
     }
     // `slot` (the job) outlived the helper's use of it: `finish` saw DONE.
     drop(slot);
+}
+
+/// Both halves on this thread, `b` also when `a` panics (the panic then continues after
+/// it), as when the helper runs `b`: a join's halves both run whoever runs them.
+fn both_here<A: FnOnce(), B: FnOnce()>(a: A, b: B) {
+    let first = catch_unwind(AssertUnwindSafe(a));
+    b();
+    if let Err(panic) = first {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 #[cfg(test)]
@@ -262,5 +268,23 @@ mod tests {
         let mut z = 0;
         join(|| {}, || z = 7);
         assert_eq!(z, 7);
+    }
+
+    /// The fallback that runs both halves here (the helper busy with another caller's
+    /// join, or no helper) runs the second half too when the first panics: the test
+    /// above failed when another test's join held the helper.
+    #[test]
+    fn run_here_a_panic_in_the_first_half_still_runs_the_second() {
+        let ran = AtomicUsize::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            both_here(
+                || panic!("first half"),
+                || {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                },
+            )
+        }));
+        assert!(r.is_err());
+        assert_eq!(ran.load(Ordering::Relaxed), 1);
     }
 }
