@@ -359,7 +359,7 @@ fn aligned<T, D: Dimension>(shape: D, data: Vec<T>) -> Option<Array<T, D>> {
 /// would allocate).
 #[inline]
 fn same_shape<D: Dimension>(have: &[usize], want: &D) -> bool {
-    have.len() == want.ndim() && have.iter().enumerate().all(|(i, &n)| want[i] == n)
+    same_dims(have, want.slice())
 }
 
 /// Whether two shapes are equal, compared inline: `==` on slices calls `memcmp`, which

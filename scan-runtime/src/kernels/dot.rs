@@ -149,12 +149,6 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     if k != k2 {
         return Err(dot_error(what, a.shape(), b.shape()));
     }
-    // An addend of the product's shape (the usual case) goes straight to the product.
-    if let Ok(c) = c.view().into_dimensionality::<Ix2>() {
-        if c.dim() == (m, n) {
-            return T::gemm_add_to(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what);
-        }
-    }
     let separately = |p: &mut Array2<T>| dot_mm(p, a, b, what);
     let onto = |o| accumulate(o, c.view(), a, b, subtract, what);
     dot_add(out, c.view(), Ix2(m, n), separately, onto, subtract, what)
@@ -174,13 +168,6 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     let (m, k) = a.dim();
     if b.len() != k {
         return Err(dot_error(what, a.shape(), b.shape()));
-    }
-    if let Ok(c) = c.view().into_dimensionality::<Ix1>() {
-        if c.len() == m {
-            let (c, b) = (c.insert_axis(Axis(1)), b.insert_axis(Axis(1)));
-            let out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
-            return T::gemm_add_to(out, c, a, b, subtract, what);
-        }
     }
     let separately = |p: &mut Array1<T>| dot_mv(p, a, b, what);
     // A column, as the product is made: c's one axis (or none) is the rows'.
@@ -251,6 +238,12 @@ pub(crate) fn accumulate<T: Number, Dc: Dimension>(
     subtract: bool,
     what: &str,
 ) -> Result<()> {
+    // An addend of the product's own shape (the usual case) needs no broadcast view.
+    if let Ok(c) = c.view().into_dimensionality::<Ix2>() {
+        if c.dim() == out.dim() {
+            return T::gemm_add_to(out, c, a, b, subtract, what);
+        }
+    }
     let Some(c) = c.broadcast(out.raw_dim()) else {
         return Err(Error::Broadcast {
             what: what.to_string(),

@@ -369,10 +369,7 @@ pub fn cholesky<T: LinalgFloat>(
         // for the upper one as its column-major transpose, whose lower triangle is a's
         // upper one and whose lower factor, read row-major, is `U`.
         Some(x) => {
-            match a.as_slice() {
-                Some(a) => x.copy_from_slice(a),
-                None => x.iter_mut().zip(a.iter()).for_each(|(x, &a)| *x = a),
-            }
+            copy_small(x, &a);
             let m = if lower {
                 MatMut::from_row_major_slice_mut(x, n, n)
             } else {

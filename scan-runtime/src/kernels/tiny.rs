@@ -66,8 +66,24 @@ fn is_tiny(m: usize, k: usize, n: usize) -> bool {
 }
 
 macro_rules! tiny_impl {
-    ($t:ty, $int:ty, $lanes:literal, $kernel:ident, $mv:ident, $zero:ident, $load:ident,
-     $set1:ident, $fma:ident, $store:ident, $maskload:ident) => {
+    ($t:ty, $int:ty, $lanes:literal, $kernel:ident, $mv:ident, $mask:ident, $zero:ident,
+     $load:ident, $set1:ident, $fma:ident, $store:ident, $maskload:ident) => {
+        /// The mask of a vector's first `count` lanes (-1: read by a masked load; 0: not).
+        ///
+        /// # Safety
+        /// The CPU has AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn $mask(count: usize) -> std::arch::x86_64::__m256i {
+            let mut bits = [0 as $int; $lanes];
+            for (j, bit) in bits.iter_mut().enumerate() {
+                *bit = if j < count { -1 } else { 0 };
+            }
+            // SAFETY: `bits` holds one vector of 256 bits.
+            unsafe { std::arch::x86_64::_mm256_loadu_si256(bits.as_ptr().cast()) }
+        }
+
         /// `out = a · b` (or `out += alpha · a · b`) for a column `b`: each row of `a`
         /// times `b` along `k`, four rows at a time, `k`'s last part by a masked load.
         ///
@@ -92,14 +108,10 @@ macro_rules! tiny_impl {
         ) {
             use std::arch::x86_64::*;
             const R: usize = 4;
-            // Lanes `j < k % lanes` of the last part: -1 (loaded), then 0 (not read).
+            // The last part's lanes: `k % lanes` of them.
             let rest = k % $lanes;
-            let mut bits = [0 as $int; $lanes];
-            for (j, bit) in bits.iter_mut().enumerate() {
-                *bit = if j < rest { -1 } else { 0 };
-            }
-            // SAFETY: `bits` holds one vector of 256 bits.
-            let mask = unsafe { _mm256_loadu_si256(bits.as_ptr().cast()) };
+            // SAFETY: the caller's CPU has AVX2.
+            let mask = unsafe { $mask(rest) };
             let whole = k / $lanes;
             let mut i = 0;
             while i < m {
@@ -171,14 +183,9 @@ macro_rules! tiny_impl {
             (c, (rsc, csc)): Raw<$t>,
         ) {
             use std::arch::x86_64::*;
-            // Lanes `j < n - (V - 1) * lanes` of the last vector: -1 (loaded), then 0.
-            let rest = n - (V - 1) * $lanes;
-            let mut bits = [0 as $int; $lanes];
-            for (j, bit) in bits.iter_mut().enumerate() {
-                *bit = if j < rest { -1 } else { 0 };
-            }
-            // SAFETY: `bits` holds one vector of 256 bits.
-            let mask = unsafe { _mm256_loadu_si256(bits.as_ptr().cast()) };
+            // The last vector's lanes: `n - (V - 1) * lanes` of them.
+            // SAFETY: the caller's CPU has AVX2.
+            let mask = unsafe { $mask(n - (V - 1) * $lanes) };
             let mut i = 0;
             while i < m {
                 // Rows past `m` repeat the last one: computed, not stored.
@@ -362,6 +369,7 @@ tiny_impl!(
     4,
     kernel_f64,
     mv_f64,
+    mask_f64,
     _mm256_setzero_pd,
     _mm256_loadu_pd,
     _mm256_set1_pd,
@@ -375,6 +383,7 @@ tiny_impl!(
     8,
     kernel_f32,
     mv_f32,
+    mask_f32,
     _mm256_setzero_ps,
     _mm256_loadu_ps,
     _mm256_set1_ps,
