@@ -415,7 +415,10 @@ impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for SlotRow<'a, '_, T, 
 
     #[inline(always)]
     fn prepare_elems(self, shape: D, _what: &str) -> Result<Prepared<'a, T, D>> {
-        super::steps::check_step_shape(self.output, self.result, self.dim.slice(), shape.slice())?;
+        // The row's shape copied, so that `self` stays out of the error's call (see
+        // `dot::dot_error`).
+        let have = self.dim.clone();
+        super::steps::check_step_shape(self.output, self.result, have.slice(), shape.slice())?;
         Ok(Prepared::Elems(Uninit::new(
             self.elems,
             self.dim,

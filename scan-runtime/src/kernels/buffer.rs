@@ -143,6 +143,20 @@ pub(crate) fn prepare_fast_first<'a, T: Element, D: Dimension>(
     }
 }
 
+/// A view's destination error, out of line, the shapes by value (see `dot::dot_error`).
+#[cold]
+#[inline(never)]
+fn view_shape_error<D: Dimension>(result: D, view: D) -> Error {
+    Error::InvalidArgument {
+        what: "destination".to_string(),
+        detail: format!(
+            "a result of shape {:?} cannot be written into a view of shape {:?}",
+            result.slice(),
+            view.slice()
+        ),
+    }
+}
+
 /// A view already prepared (a kernel's general path after its fast one declined).
 impl<'a, T, D: Dimension> Destination<'a, T, D> for ArrayViewMut<'a, T, D> {
     #[inline]
@@ -150,20 +164,13 @@ impl<'a, T, D: Dimension> Destination<'a, T, D> for ArrayViewMut<'a, T, D> {
         if same_shape(self.shape(), &shape) {
             Ok(self)
         } else {
-            Err(Error::InvalidArgument {
-                what: "destination".to_string(),
-                detail: format!(
-                    "a result of shape {:?} cannot be written into a view of shape {:?}",
-                    shape.slice(),
-                    self.shape()
-                ),
-            })
+            Err(view_shape_error(shape, self.raw_dim()))
         }
     }
 }
 
 impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for &'a mut Array<T, D> {
-    #[inline]
+    #[inline(always)]
     fn prepare(self, shape: D, what: &str) -> Result<ArrayViewMut<'a, T, D>> {
         try_ensure_shape(what, self, shape)?;
         Ok(self.view_mut())
@@ -194,7 +201,10 @@ impl<'a, 'w, T, D> Row<'a, 'w, T, D> {
 impl<'a, T, D: Dimension> Destination<'a, T, D> for Row<'a, '_, T, D> {
     #[inline]
     fn prepare(self, shape: D, _what: &str) -> Result<ArrayViewMut<'a, T, D>> {
-        super::steps::check_step_shape(self.output, self.result, self.view.shape(), shape.slice())?;
+        // The row's shape copied: the view itself stays out of the error's call (see
+        // `dot::dot_error`).
+        let have = self.view.raw_dim();
+        super::steps::check_step_shape(self.output, self.result, have.slice(), shape.slice())?;
         Ok(self.view)
     }
 }
@@ -262,7 +272,7 @@ mod try_tests {
 /// Like [`ensure_shape`], for buffers whose size comes from the user (a scan's output
 /// rows, `n_steps` of them): `Err(InvalidArgument)` naming `what` when the buffer cannot be
 /// allocated, where `ensure_shape` would panic or abort the process.
-#[inline]
+#[inline(always)]
 pub fn try_ensure_shape<T: Element, D: Dimension>(
     what: &str,
     buf: &mut Array<T, D>,
@@ -357,14 +367,14 @@ fn aligned<T, D: Dimension>(shape: D, data: Vec<T>) -> Option<Array<T, D>> {
 
 /// Compares without building a second shape value (`raw_dim()` of an `IxDyn` of rank > 4
 /// would allocate).
-#[inline]
+#[inline(always)]
 fn same_shape<D: Dimension>(have: &[usize], want: &D) -> bool {
     same_dims(have, want.slice())
 }
 
 /// Whether two shapes are equal, compared inline: `==` on slices calls `memcmp`, which
 /// costs more than the comparison of two or three lengths in a step of small matrices.
-#[inline]
+#[inline(always)]
 pub(crate) fn same_dims(a: &[usize], b: &[usize]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }

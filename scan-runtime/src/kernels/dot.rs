@@ -77,7 +77,7 @@ pub fn clear_upper_state() {
 /// `a · b` for two vectors of the same length.
 pub fn dot_vv<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>, what: &str) -> Result<T> {
     if a.len() != b.len() {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     Ok(dot1(a, b))
 }
@@ -92,14 +92,14 @@ pub fn dot_vm<'o, T: Number>(
 ) -> Result<()> {
     let (k, n) = b.dim();
     if a.len() != k {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     let out = out.prepare(Ix1(n), what)?;
     T::gemm(out.insert_axis(Axis(0)), a.insert_axis(Axis(0)), b, what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k`.
-#[inline]
+#[inline(always)]
 pub fn dot_mv<'o, T: Number>(
     out: impl Destination<'o, T, Ix1>,
     a: ArrayView2<'_, T>,
@@ -108,14 +108,14 @@ pub fn dot_mv<'o, T: Number>(
 ) -> Result<()> {
     let (m, k) = a.dim();
     if b.len() != k {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     let out = out.prepare(Ix1(m), what)?;
     T::gemm(out.insert_axis(Axis(1)), a, b.insert_axis(Axis(1)), what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
-#[inline]
+#[inline(always)]
 pub fn dot_mm<'o, T: Number>(
     out: impl Destination<'o, T, Ix2>,
     a: ArrayView2<'_, T>,
@@ -124,7 +124,7 @@ pub fn dot_mm<'o, T: Number>(
 ) -> Result<()> {
     let ((m, k), (k2, n)) = (a.dim(), b.dim());
     if k != k2 {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     let out = out.prepare(Ix2(m, n), what)?;
     T::gemm(out, a, b, what)
@@ -136,7 +136,7 @@ pub fn dot_mm<'o, T: Number>(
 /// `c` is broadcast as numpy's `c + dot(a, b)` broadcasts; when the sum is larger than the
 /// product (`c` of shape `(m, n)` beside a product of one row), the product is made first
 /// and added, as the two operations would.
-#[inline]
+#[inline(always)]
 pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     out: impl Destination<'o, T, Ix2>,
     c: ArrayView<'_, T, Dc>,
@@ -147,16 +147,17 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
 ) -> Result<()> {
     let ((m, k), (k2, n)) = (a.dim(), b.dim());
     if k != k2 {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let separately = |p: &mut Array2<T>| dot_mm(p, a, b, what);
-    let onto = |o| accumulate(o, c.view(), a, b, subtract, what);
-    dot_add(out, c.view(), Ix2(m, n), separately, onto, subtract, what)
+    if sum_is_larger(&c, Ix2(m, n), what)? {
+        return product_then_add(out, c, (a, b), subtract, what);
+    }
+    accumulate(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what)
 }
 
 /// `out = c ± a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k` (see
 /// [`dot_add_mm`]).
-#[inline]
+#[inline(always)]
 pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     out: impl Destination<'o, T, Ix1>,
     c: ArrayView<'_, T, Dc>,
@@ -167,16 +168,16 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
 ) -> Result<()> {
     let (m, k) = a.dim();
     if b.len() != k {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let separately = |p: &mut Array1<T>| dot_mv(p, a, b, what);
-    // A column, as the product is made: c's one axis (or none) is the rows'.
-    let onto = |o: ArrayViewMut1<'_, T>| {
-        let column = c.view().insert_axis(Axis(c.ndim()));
-        let (o, b) = (o.insert_axis(Axis(1)), b.insert_axis(Axis(1)));
-        accumulate(o, column, a, b, subtract, what)
-    };
-    dot_add(out, c.view(), Ix1(m), separately, onto, subtract, what)
+    if sum_is_larger(&c, Ix1(m), what)? {
+        return product_then_add(out, c, (a, b), subtract, what);
+    }
+    // A one-column product: c's one axis (or none) is the rows'.
+    let rows = Axis(c.ndim());
+    let column = c.insert_axis(rows);
+    let o = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
+    accumulate(o, column, a, b.insert_axis(Axis(1)), subtract, what)
 }
 
 /// `out = c ± a · b` for a vector `a` of length `k` and a `(k, n)` matrix `b` (see
@@ -192,44 +193,84 @@ pub fn dot_add_vm<'o, T: Number, Dc: Dimension>(
 ) -> Result<()> {
     let (k, n) = b.dim();
     if a.len() != k {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let separately = |p: &mut Array1<T>| dot_vm(p, a, b, what);
-    let onto = |o: ArrayViewMut1<'_, T>| {
-        let (o, a) = (o.insert_axis(Axis(0)), a.insert_axis(Axis(0)));
-        accumulate(o, c.view(), a, b, subtract, what)
-    };
-    dot_add(out, c.view(), Ix1(n), separately, onto, subtract, what)
+    if sum_is_larger(&c, Ix1(n), what)? {
+        return product_then_add(out, c, (a, b), subtract, what);
+    }
+    let o = out.prepare(Ix1(n), what)?.insert_axis(Axis(0));
+    accumulate(o, c, a.insert_axis(Axis(0)), b, subtract, what)
 }
 
-/// The dot-add kernels' common part: `out = c ± product` for a product of shape `dim`,
-/// accumulated `onto` `c` copied into `out`; made `separately` and then added when the
-/// sum is larger than the product (a length-1 axis of the product broadcast).
-#[inline]
-fn dot_add<'o, T: Number, D: Dimension, Dc: Dimension>(
-    out: impl Destination<'o, T, D>,
-    c: ArrayView<'_, T, Dc>,
+/// Whether `c ± product`, the product of shape `dim`, is larger than the product (a
+/// length-1 axis of the product broadcast to `c`'s length): then the product is made first
+/// and added ([`product_then_add`]), as the two operations would. `Err(Broadcast)` when
+/// the shapes do not broadcast.
+#[inline(always)]
+fn sum_is_larger<T, D: Dimension, Dc: Dimension>(
+    c: &ArrayView<'_, T, Dc>,
     dim: D,
-    separately: impl FnOnce(&mut Array<T, D>) -> Result<()>,
-    onto: impl FnOnce(ArrayViewMut<'o, T, D>) -> Result<()>,
+    what: &str,
+) -> Result<bool> {
+    if same_dims(c.shape(), dim.slice()) {
+        return Ok(false);
+    }
+    broadcast_is_larger(c.raw_dim(), dim, what)
+}
+
+/// [`sum_is_larger`] for shapes that differ, out of line, the shapes by value (see
+/// [`dot_error`]).
+#[inline(never)]
+fn broadcast_is_larger<D: Dimension, Dc: Dimension>(c: Dc, dim: D, what: &str) -> Result<bool> {
+    let shape: D = broadcast_shape(what, &[c.slice(), dim.slice()])?;
+    Ok(shape != dim)
+}
+
+/// The two operands of a product whose result is a matrix or a vector (`Dim`): what a
+/// dot-add makes separately ([`product_then_add`]).
+trait Operands<T: Number> {
+    type Dim: Dimension;
+    fn product_into(self, out: &mut Array<T, Self::Dim>, what: &str) -> Result<()>;
+}
+
+impl<T: Number> Operands<T> for (ArrayView2<'_, T>, ArrayView2<'_, T>) {
+    type Dim = Ix2;
+    fn product_into(self, out: &mut Array2<T>, what: &str) -> Result<()> {
+        dot_mm(out, self.0, self.1, what)
+    }
+}
+
+impl<T: Number> Operands<T> for (ArrayView2<'_, T>, ArrayView1<'_, T>) {
+    type Dim = Ix1;
+    fn product_into(self, out: &mut Array1<T>, what: &str) -> Result<()> {
+        dot_mv(out, self.0, self.1, what)
+    }
+}
+
+impl<T: Number> Operands<T> for (ArrayView1<'_, T>, ArrayView2<'_, T>) {
+    type Dim = Ix1;
+    fn product_into(self, out: &mut Array1<T>, what: &str) -> Result<()> {
+        dot_vm(out, self.0, self.1, what)
+    }
+}
+
+/// `out = c ± a · b` when the sum is larger than the product: the product made into a
+/// buffer of its own, then added. Out of line, the operands by value (see [`dot_error`]).
+#[inline(never)]
+fn product_then_add<'o, T: Number, P: Operands<T>, Dc: Dimension>(
+    out: impl Destination<'o, T, P::Dim>,
+    c: ArrayView<'_, T, Dc>,
+    operands: P,
     subtract: bool,
     what: &str,
 ) -> Result<()> {
-    let shape: D = if same_dims(c.shape(), dim.slice()) {
-        dim.clone()
-    } else {
-        broadcast_shape(what, &[c.shape(), dim.slice()])?
-    };
-    if shape != dim {
-        let mut product = Array::default(dim.clone());
-        separately(&mut product)?;
-        return add_or_subtract(out, c, product.view(), subtract, what);
-    }
-    onto(out.prepare(shape, what)?)
+    let mut product = Array::default(P::Dim::default());
+    operands.product_into(&mut product, what)?;
+    add_or_subtract(out, c, product.view(), subtract, what)
 }
 
 /// `out = c ± a · b` with `out` of the product's shape, which `c` broadcasts to.
-#[inline]
+#[inline(always)]
 pub(crate) fn accumulate<T: Number, Dc: Dimension>(
     out: ArrayViewMut2<'_, T>,
     c: ArrayView<'_, T, Dc>,
@@ -244,6 +285,20 @@ pub(crate) fn accumulate<T: Number, Dc: Dimension>(
             return T::gemm_add_to(out, c, a, b, subtract, what);
         }
     }
+    accumulate_broadcast(out, c, a, b, subtract, what)
+}
+
+/// [`accumulate`] with `c` broadcast: out of line, as it takes `c`'s address (see
+/// `dot_error`).
+#[inline(never)]
+fn accumulate_broadcast<T: Number, Dc: Dimension>(
+    out: ArrayViewMut2<'_, T>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
     let Some(c) = c.broadcast(out.raw_dim()) else {
         return Err(Error::Broadcast {
             what: what.to_string(),
@@ -296,7 +351,7 @@ pub fn dot_stack_m<T: Number>(
 ) -> Result<()> {
     let ((t, m, k), (k2, n)) = (a.dim(), b.dim());
     if k != k2 {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     try_ensure_shape(what, out, Ix3(t, m, n))?;
     stack_product(out.view_mut(), a, b, what)
@@ -350,7 +405,7 @@ pub fn chunk_steps<T>(a: ArrayView3<'_, T>, b: ArrayView2<'_, T>) -> usize {
 /// whole product, also when the loop runs no step.
 pub fn check_dot_stack<T>(a: ArrayView3<'_, T>, b: ArrayView2<'_, T>, what: &str) -> Result<()> {
     if a.shape()[2] != b.shape()[0] {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     Ok(())
 }
@@ -368,7 +423,7 @@ pub fn project_chunk<T: Number>(
 ) -> Result<()> {
     let ((t, m, k), (k2, n)) = (a.dim(), b.dim());
     if k != k2 {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     let end = start.saturating_add(chunk).min(t);
     let rows = end.saturating_sub(start);
@@ -393,7 +448,7 @@ pub fn dot_stack_v<T: Number>(
 ) -> Result<()> {
     let (t, m, k) = a.dim();
     if b.len() != k {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     try_ensure_shape(what, out, Ix2(t, m))?;
     // Each matrix by b as a one-column matrix.
@@ -414,7 +469,7 @@ pub fn matmul_stacks<T: Number>(
 ) -> Result<()> {
     let ((na, m, k), (nb, k2, p)) = (a.dim(), b.dim());
     if k != k2 || !(na == nb || na == 1 || nb == 1) {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     if nb == 1 && na != 1 {
         // One matrix on the right: the stack's product by it (one GEMM when contiguous).
@@ -440,7 +495,7 @@ pub fn matmul_matrix_stack<T: Number>(
 ) -> Result<()> {
     let ((m, k), (n, k2, p)) = (a.dim(), b.dim());
     if k != k2 {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     try_ensure_shape(what, out, Ix3(n, m, p))?;
     for (o, b_i) in out.outer_iter_mut().zip(b.outer_iter()) {
@@ -461,7 +516,7 @@ pub fn matmul_vector_stack<T: Number>(
 ) -> Result<()> {
     let (n, k, p) = b.dim();
     if a.len() != k {
-        return Err(dot_error(what, a.shape(), b.shape()));
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
     try_ensure_shape(what, out, Ix2(n, p))?;
     let row = a.insert_axis(Axis(0));
@@ -532,7 +587,7 @@ pub fn dot_sum<T: Number>(
         return Ok(());
     }
     if k != k2 {
-        return Err(dot_error(text.product, &[m, k], &[k2, n]));
+        return Err(dot_error(text.product, Ix2(m, k), Ix2(k2, n)));
     }
     let shape: Ix2 = crate::kernels::broadcast_shape(text.result, &[init.shape(), &[m, n]])?;
     crate::kernels::check_step_shape(
@@ -689,13 +744,17 @@ fn merge_steps<T>(mut stack: ArrayView3<'_, T>, inner: Axis) -> Option<ArrayView
         .then(|| stack.index_axis_move(Axis(0), 0))
 }
 
+/// `Err(Dot)` for operands of shapes `left` and `right`. The shapes come by value: a call
+/// out of line that is given `view.shape()` takes the view's address, and that keeps the
+/// view in memory in the caller, where it is copied by vector moves that stall on the
+/// stores just made (measured in a Kalman step of 4 x 4 products).
 #[cold]
 #[inline(never)]
-fn dot_error(what: &str, left: &[usize], right: &[usize]) -> Error {
+fn dot_error<L: Dimension, R: Dimension>(what: &str, left: L, right: R) -> Error {
     Error::Dot {
         what: what.to_string(),
-        left: left.to_vec(),
-        right: right.to_vec(),
+        left: left.slice().to_vec(),
+        right: right.slice().to_vec(),
     }
 }
 
@@ -710,7 +769,7 @@ fn check_gemm<T>(
 ) -> Result<()> {
     let ((m, k), (k2, n)) = (a.dim(), b.dim());
     if k != k2 || out.dim() != (m, n) {
-        return Err(gemm_error(out.shape(), a.shape(), b.shape(), what));
+        return Err(gemm_error(out.raw_dim(), a.raw_dim(), b.raw_dim(), what));
     }
     Ok(())
 }
@@ -718,14 +777,14 @@ fn check_gemm<T>(
 /// [`check_gemm`]'s error.
 #[cold]
 #[inline(never)]
-fn gemm_error(out: &[usize], a: &[usize], b: &[usize], what: &str) -> Error {
+fn gemm_error(out: Ix2, a: Ix2, b: Ix2, what: &str) -> Error {
     if a[1] != b[0] {
         return dot_error(what, a, b);
     }
     Error::ShapeMismatch {
         what: format!("output of {what}"),
         expected: vec![a[0], b[1]],
-        found: out.to_vec(),
+        found: out.slice().to_vec(),
     }
 }
 

@@ -160,7 +160,8 @@ fn check_rhs<T, D: Dimension>(n: usize, b: &ArrayView<'_, T, D>, what: &str) -> 
     if b.shape().first() == Some(&n) {
         Ok(())
     } else {
-        Err(rhs_error(what, n, b.shape()))
+        // `b`'s shape copied (see `dot::dot_error`).
+        Err(rhs_error(what, n, b.raw_dim().slice()))
     }
 }
 
@@ -206,7 +207,7 @@ fn mat_mut<T>(v: &mut [T], m: usize, n: usize) -> MatMut<'_, T> {
 /// contiguous in row-major or column-major order (every matrix the step makes), else
 /// copied into `copy`, column-major. For a 4 x 4 matrix the copy cost as much as the
 /// factorisation.
-#[inline]
+#[inline(always)]
 fn view_of<'a, T: LinalgFloat>(
     copy: &'a mut Vec<T>,
     a: ArrayView2<'a, T>,
@@ -228,7 +229,7 @@ fn view_of<'a, T: LinalgFloat>(
 /// that a solve overwrites with the solution in place: no copy in and out of the
 /// workspace. `None` when `out`'s elements are not in standard order (then the caller
 /// solves in the workspace).
-#[inline]
+#[inline(always)]
 fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
     out: &'o mut Array<T, D>,
     b: ArrayView<'_, T, D>,
@@ -252,7 +253,7 @@ fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
 /// `x` set to `b`'s elements in standard order (`x` has as many): an element loop for
 /// the few elements of a step's small matrix (`copy_from_slice` calls `memmove`, which costs
 /// more there), `copy_from_slice` for more, ndarray's iterator for strided views.
-#[inline]
+#[inline(always)]
 fn copy_small<T: Copy, D: Dimension>(x: &mut [T], b: &ArrayView<'_, T, D>) {
     match b.as_slice() {
         Some(b) if b.len() <= 16 => {
@@ -352,6 +353,7 @@ impl<T: LinalgFloat> Linalg<T> {
 /// `L L^T = a` (lower, reading a's lower triangle) or `U` with `U^T U = a` (upper, reading
 /// the upper triangle), the other triangle zero. A matrix that is not positive definite is
 /// `Err(NotPositiveDefinite)`, or a matrix of NaN with `nan_on_error`.
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn cholesky<T: LinalgFloat>(
     ws: &mut Linalg<T>,
@@ -412,6 +414,7 @@ pub fn cholesky<T: LinalgFloat>(
 
 /// `cho_solve((c, lower), b)`: scipy's: `x` with `a x = b` from the Cholesky factor `c`
 /// of `a` (only its `lower` or upper triangle read).
+#[inline(always)]
 pub fn cho_solve<T: LinalgFloat, D: Rhs>(
     ws: &mut Linalg<T>,
     out: &mut Array<T, D>,
@@ -548,6 +551,7 @@ pub fn solve<T: LinalgFloat, D: Rhs>(
 /// (`a^T x = b` with `trans`), reading only a's `lower` (or upper) triangle, its diagonal
 /// taken as ones with `unit_diagonal`. A zero on the diagonal: `Err(Singular)` (LAPACK's
 /// trtrs, which scipy raises).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn solve_triangular<T: LinalgFloat, D: Rhs>(
     ws: &mut Linalg<T>,
@@ -649,6 +653,7 @@ pub fn slogdet<T: LinalgFloat>(
 /// reuse_cholesky rewrite): `(1, 2 sum(log(diag(l))))` when `a` is symmetric to rounding
 /// ([`symmetric_to_rounding`]), else [`slogdet`]'s LU, as the factor is of the symmetric
 /// matrix made from one of `a`'s triangles, which is `a` only then.
+#[inline(always)]
 pub fn slogdet_factored<T: LinalgFloat>(
     ws: &mut Linalg<T>,
     a: ArrayView2<'_, T>,
@@ -668,6 +673,7 @@ pub fn slogdet_factored<T: LinalgFloat>(
 /// Cholesky factor's diagonal has as many as the matrix has rows), the product's log taken
 /// and restarted where one more factor would leave that range. A zero gives -inf and a NaN
 /// NaN, as the sum would.
+#[inline(always)]
 fn log_of_product<T: LinalgFloat>(xs: impl Iterator<Item = T>) -> T {
     // sqrt of the smallest normal and of the largest float: any product of two factors
     // inside stays finite and normal.
@@ -705,6 +711,7 @@ pub fn det_factored<T: LinalgFloat>(
 /// Whether the square `a` is symmetric up to rounding: each pair `a[i, j]`, `a[j, i]`
 /// within `4 n eps max|a|`, the size of an LU's own rounding of the determinant (a
 /// covariance made by products, `H P H^T + R`, is symmetric only to rounding).
+#[inline(always)]
 pub fn symmetric_to_rounding<T: LinalgFloat>(a: &ArrayView2<'_, T>) -> bool {
     let n = a.nrows();
     if a.ncols() != n {

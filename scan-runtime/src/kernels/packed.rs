@@ -500,7 +500,7 @@ macro_rules! packed_impl {
             /// from: through the packed panels when there are some, else the plain
             /// product (`kernels::dot_mm`), whose errors these are (`Err(Dot)` naming
             /// `what` when `a` has not `k` columns).
-            #[inline]
+            #[inline(always)]
             pub fn dot_mm<'o>(
                 &mut self,
                 out: impl Destination<'o, $t, Ix2>,
@@ -521,7 +521,7 @@ macro_rules! packed_impl {
             /// `out`, then the product added through the packed panels. Anything else
             /// (a difference, `c` larger than the product, no panels): the plain kernel,
             /// `kernels::dot_add_mm`, whose errors these are.
-            #[inline]
+            #[inline(always)]
             pub fn dot_add_mm<'o, Dc: ndarray::Dimension>(
                 &mut self,
                 out: impl Destination<'o, $t, Ix2>,
