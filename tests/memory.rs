@@ -576,3 +576,96 @@ fn an_lstm_gradient_stores_the_gates_adjoint_once_and_copies_no_sequence() {
     assert!(per_step <= 15.5, "{report}");
     eprintln!("lstm gradient: {report}");
 }
+
+macro_rules! tutorial_rnn {
+    ($module:ident: [$($setting:tt)*]) => {
+        mod $module {
+            scan_tests::program! {
+                #![rewrites($($setting)*)]
+
+                /// The scan tutorial's RNN (scan-bench's seed_taps).
+                #[allow(clippy::too_many_arguments)]
+                pub fn rnn(u: ArrayView2<f64>, x0: ArrayView2<f64>, y0: ArrayView1<f64>, w: ArrayView2<f64>,
+                           w_in_1: ArrayView2<f64>, w_in_2: ArrayView2<f64>, w_feedback: ArrayView2<f64>,
+                           w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+                    let (x_vals, y_vals) = scan(
+                        |u_tm4, u_t, x_tm3, x_tm1, y_tm1, w, w_in_1, w_in_2, w_feedback, w_out| {
+                            let x_t = tanh(x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback));
+                            (x_t, x_tm3.dot(w_out))
+                        },
+                        sequences = [taps(u, [-4, 0])],
+                        outputs_info = [taps(x0, [-3, -1]), y0],
+                        non_sequences = [w, w_in_1, w_in_2, w_feedback, w_out],
+                        strict = true,
+                    );
+                    Ok((x_vals, y_vals))
+                }
+            }
+        }
+    };
+}
+
+tutorial_rnn!(grouped: [all]);
+tutorial_rnn!(ungrouped: [all_except(group_projections)]);
+
+/// The tutorial's RNN (seed_taps, at T = 2000 steps, n_u = 64, n_x = 128, n_y = 32): its
+/// two input projections, `u_t.dot(w_in_1)` and `u_tm4.dot(w_in_2)`, are one `T x n_x`
+/// stack before the loop (the second product accumulated onto the first in its buffer),
+/// where each was a stack of its own. Besides the traces of x and y (returned), the call
+/// holds one stack and small buffers (the stacked and packed recurrent matrices, about
+/// 0.1 stack each): less than two stacks, where without the grouping it holds two and more.
+/// Stacks of 2 MB, below the pool's 4 MB, so nothing is kept from call to call.
+#[test]
+fn the_tutorial_rnns_input_projections_are_one_stack() {
+    let (t, n_u, n_x, n_y) = (2000usize, 64usize, 128usize, 32usize);
+    let gen = |rows: usize, cols: usize, seed: u64| common::matrix(rows, cols, seed) * 0.2;
+    let (u, x0, y0) = (
+        gen(t + 4, n_u, 1),
+        gen(3, n_x, 2),
+        gen(1, n_y, 3).row(0).to_owned(),
+    );
+    let (w, w_in_1, w_in_2) = (gen(n_x, n_x, 4), gen(n_u, n_x, 5), gen(n_u, n_x, 6));
+    let (w_feedback, w_out) = (gen(n_y, n_x, 7), gen(n_x, n_y, 8));
+    macro_rules! call {
+        ($module:ident) => {
+            || {
+                $module::rnn(
+                    u.view(),
+                    x0.view(),
+                    y0.view(),
+                    w.view(),
+                    w_in_1.view(),
+                    w_in_2.view(),
+                    w_feedback.view(),
+                    w_out.view(),
+                )
+                .unwrap()
+            }
+        };
+    }
+    // Warm-up (the thread's product buffers), then an empty pool.
+    let _ = call!(grouped)();
+    let _ = call!(ungrouped)();
+    scan_runtime::kernels::pool::release();
+    let (peak, (x, y)) = peak_bytes(call!(grouped));
+    let (peak_without, (x_without, y_without)) = peak_bytes(call!(ungrouped));
+    let f64s = std::mem::size_of::<f64>();
+    let traces = ((t + 3) * n_x + (t + 1) * n_y) * f64s;
+    let stack = t * n_x * f64s;
+    let report = format!(
+        "peak {peak} bytes grouped, {peak_without} without; traces {traces}, a stack {stack}"
+    );
+    assert!(peak >= traces + stack, "{report}");
+    assert!(peak < traces + 3 * stack / 2, "{report}");
+    assert!(peak_without >= traces + 2 * stack, "{report}");
+    // The same values (within rounding: the sum is regrouped).
+    for (a, b) in [(x, x_without), (y, y_without)] {
+        assert_eq!(a.shape(), b.shape());
+        common::assert_allclose(
+            &a.iter().copied().collect::<Vec<_>>(),
+            &b.iter().copied().collect::<Vec<_>>(),
+            1e-12,
+        );
+    }
+    eprintln!("tutorial rnn: {report}");
+}

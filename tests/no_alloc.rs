@@ -164,6 +164,48 @@ mod programs {
             Ok((gw, gu, gx))
         }
 
+        /// scan-bench's lstm_grad: the backward step writes each gate's adjoint into its
+        /// columns of the gate block (join_slices), its plan and buffers kept from step
+        /// to step.
+        pub fn lstm_grad(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>)
+            -> Result<(Array2<f32>, Array2<f32>, Array1<f32>)>
+        {
+            let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
+            let (h, c) = scan(
+                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                    let n = h_tm1.shape[1];
+                    let i = sigmoid(z[(.., ..n)]);
+                    let f = sigmoid(z[(.., n..2 * n)]);
+                    let g = tanh(z[(.., 2 * n..3 * n)]);
+                    let o = sigmoid(z[(.., 3 * n..)]);
+                    let c_t = f * c_tm1 + i * g;
+                    (o * tanh(c_t), c_t)
+                },
+                sequences = x,
+                outputs_info = [zero, zero],
+                non_sequences = [w_x, w_h, b],
+            );
+            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
+            Ok((g_w_x, g_w_h, g_b))
+        }
+
+        /// A state made of two blocks of zeros incremented (join_slices): written in place
+        /// when they tile it, else zeros and additions into the same buffers.
+        pub fn blocks(a: ArrayView3<f64>, s0: ArrayView2<f64>, k: usize) -> Result<Array3<f64>> {
+            let n = k as i64;
+            let states = scan(
+                |a_t, s| {
+                    let z = zeros_like(s);
+                    let left = inc_subtensor(z[(.., ..n)], tanh(a_t + s[(.., ..n)]));
+                    inc_subtensor(left[(.., n..2 * n)], cos(s[(.., ..1)]))
+                },
+                sequences = a,
+                outputs_info = s0,
+            );
+            Ok(states)
+        }
+
         /// The same with checkpoints every 6 steps: the checkpoint pass, the tail and the
         /// backward pass over segments each run nested loops (a segment recomputed, then
         /// its backward pass), whose buffers are made once and reused segment after segment.
@@ -407,6 +449,49 @@ fn a_gradient_through_a_scan() {
             g
         }
     });
+}
+
+/// An LSTM's gradient: the backward step's gate block is joined from the gates' adjoints,
+/// each written into its columns.
+#[test]
+fn an_lstm_gradient_with_its_gate_block_joined() {
+    let (batch, n_in, n) = (2, 3, 4);
+    let f32s = |m: scan_runtime::ndarray::Array2<f64>| m.mapv(|v| v as f32);
+    let w_x = f32s(matrix(n_in, 4 * n, 2));
+    let w_h = f32s(matrix(n, 4 * n, 3));
+    let b = f32s(matrix(1, 4 * n, 4)).row(0).to_owned();
+    assert_allocations_independent_of_steps("lstm_grad", |steps| {
+        let x = Array3::from_shape_fn((steps, batch, n_in), |(t, i, j)| {
+            ((t * 7 + i * 3 + j) as f32 * 0.3).sin()
+        });
+        let (w_x, w_h, b) = (w_x.clone(), w_h.clone(), b.clone());
+        move || {
+            let g = programs::lstm_grad(x.view(), w_x.view(), w_h.view(), b.view()).unwrap();
+            assert_eq!(g.1.dim(), (n, 4 * n));
+            g
+        }
+    });
+}
+
+/// Blocks of zeros incremented: each written in place (the blocks tile the state), one
+/// copied broadcast (an increment of one column for a block of 3), zeros and additions (a
+/// state wider than the blocks).
+#[test]
+fn blocks_of_zeros_incremented() {
+    for (cols, k) in [(6, 3), (7, 3), (2, 1)] {
+        let s0 = matrix(3, cols, 1);
+        assert_allocations_independent_of_steps(&format!("blocks of {cols}, k = {k}"), |steps| {
+            let a = Array3::from_shape_fn((steps, 3, k), |(t, i, j)| {
+                ((t * 5 + i * 2 + j) as f64 * 0.4).cos()
+            });
+            let s0 = s0.clone();
+            move || {
+                let states = programs::blocks(a.view(), s0.view(), k).unwrap();
+                assert_eq!(states.dim(), (steps, 3, cols));
+                states
+            }
+        });
+    }
 }
 
 /// The same with checkpoints: per call, not per step, and not per segment either. 10 and
@@ -672,4 +757,10 @@ fn programs_agree_with_the_evaluator() {
     let got = programs::nested_vector(u.view(), x0.view(), w.view()).unwrap();
     let args = vec![u.into(), x0.into(), w.into()];
     second_opinion(src, "nested_vector", args, vec![got.into()]);
+    for (cols, k) in [(6, 3), (7, 3)] {
+        let (a, s0) = (Array3::from_elem((4, 3, k), 0.25), matrix(3, cols, 5));
+        let got = programs::blocks(a.view(), s0.view(), k).unwrap();
+        let args = vec![a.into(), s0.into(), Value::from(k as i64)];
+        second_opinion(src, "blocks", args, vec![got.into()]);
+    }
 }

@@ -249,6 +249,10 @@ pub fn emit_in_place(
     let with_extreme = maps_with_extremes(g, &folded, in_place);
     let chunkable = super::scan::chunkable_sequences(g, &users);
     let mut chunks: HashMap<NodeId, HashMap<usize, super::scan::Chunk>> = HashMap::new();
+    // Increments that a join of slices (`Op::JoinSlices`) may have written into its
+    // result by the map kernel computing them, and the joins planned so far.
+    let parts = join_parts(g, &users, in_place, &folded, &with_extreme);
+    let mut planned: std::collections::HashSet<NodeId> = Default::default();
 
     for id in g.live_nodes() {
         if folded.contains(&id) || reprs.contains_key(&id) {
@@ -262,6 +266,16 @@ pub fn emit_in_place(
         let s = scalar_type(ty.dtype);
         let label = &node.label;
         let arg = |k: usize| reprs[&node.inputs[k]].clone();
+        // An increment of a join written into its slice (when the join's plan, made before
+        // the first such increment, says the slices tile and the shapes fit; else into its
+        // own buffer): the plan's code, if it comes here, and the destination.
+        let part = match parts.get(&id) {
+            Some(&(join, k)) => {
+                join_part(g, prefix, join, k, &ident, &reprs, &mut planned, &mut setup)
+            }
+            None => None,
+        };
+        let into_part = part.is_some();
         // A buffer declared in the setup, refilled by the body.
         let declare_buffer = |setup: &mut TokenStream| {
             let owned = owned_type(ty);
@@ -272,6 +286,10 @@ pub fn emit_in_place(
         // A kernel call writing into `out`: the node's own buffer, or its row in place
         // (then read back from the row).
         let mut write = |setup: &mut TokenStream, call: &dyn Fn(TokenStream) -> TokenStream| {
+            if let Some((plan, dest)) = &part {
+                let code = call(dest.clone());
+                return (declare_buffer(setup), quote!(#plan #code));
+            }
             let own = quote!(&mut #ident);
             let Some(target) = in_place.get(&id) else {
                 return (declare_buffer(setup), call(own));
@@ -371,7 +389,7 @@ pub fn emit_in_place(
                     Repr::Scalar(ident.clone())
                 } else {
                     let (repr, code) = write(&mut setup, &|out| {
-                        map_kernel(out, &args, label, |xs| element(node, xs))
+                        map_kernel(out, &args, label, |xs| part_element(node, xs, into_part))
                     });
                     body.extend(code);
                     repr
@@ -385,7 +403,7 @@ pub fn emit_in_place(
                     Repr::Scalar(ident.clone())
                 } else {
                     let (repr, code) = write(&mut setup, &|out| {
-                        map_kernel(out, &x, label, |xs| element(node, xs))
+                        map_kernel(out, &x, label, |xs| part_element(node, xs, into_part))
                     });
                     body.extend(code);
                     repr
@@ -446,12 +464,39 @@ pub fn emit_in_place(
                     (_, 1) => quote!(dot_add_mv),
                     _ => quote!(dot_add_mm),
                 };
-                let (repr, code) = write(&mut setup, &|out| match packed.get(&id) {
-                    Some(p) => quote!(#p.#f(#out, #c, #a, #b, #subtract, #label)?;),
-                    None => quote!(#rt::kernels::#f(#out, #c, #a, #b, #subtract, #label)?;),
-                });
-                body.extend(code);
-                repr
+                // A matrix addend in a buffer of its own that nothing else reads (a product
+                // before it: `dot(a, b) + dot(c, d)`, a group of input projections) is
+                // taken over, the product accumulated onto it: one buffer, no copy.
+                let ci = node.inputs[0];
+                let onto = match arg(0) {
+                    Repr::Buffer(cb)
+                        if users[ci.0] == [id]
+                            && !g.outputs.contains(&ci)
+                            && g.ty(ci) == ty
+                            && ty.rank == 2
+                            && g.ty(node.inputs[1]).rank == 2
+                            && g.ty(node.inputs[2]).rank == 2
+                            && !in_place.contains_key(&id)
+                            && !packed.contains_key(&id) =>
+                    {
+                        Some(cb)
+                    }
+                    _ => None,
+                };
+                if let Some(cb) = onto {
+                    let repr = declare_buffer(&mut setup);
+                    body.extend(quote!(
+                        #rt::kernels::dot_add_mm_onto(&mut #ident, &mut #cb, #a, #b, #subtract, #label)?;
+                    ));
+                    repr
+                } else {
+                    let (repr, code) = write(&mut setup, &|out| match packed.get(&id) {
+                        Some(p) => quote!(#p.#f(#out, #c, #a, #b, #subtract, #label)?;),
+                        None => quote!(#rt::kernels::#f(#out, #c, #a, #b, #subtract, #label)?;),
+                    });
+                    body.extend(code);
+                    repr
+                }
             }
             // The stack_dots rewrite's matrices stacked by rows (before the loop).
             Op::StackRows => {
@@ -484,6 +529,31 @@ pub fn emit_in_place(
                     &|out| quote!(#st.#f(#out, #stacked, &[#(#a),*], &[#(#b),*], &[#(#products),*], #label)?;),
                 );
                 body.extend(code);
+                repr
+            }
+            // Zeros incremented at slices (join_slices): the increments written into their
+            // slices when the slices tile the axis and the shapes fit, else added to zeros.
+            Op::JoinSlices {
+                axis,
+                slices,
+                labels,
+            } => {
+                let n = slices.len();
+                let like = arg(0).view();
+                let values: Vec<TokenStream> = (1..=n).map(|k| arg(k).view()).collect();
+                let repr = declare_buffer(&mut setup);
+                if planned.contains(&id) {
+                    // Planned before its first increment written in place.
+                    let state = format_ident!("{}_join", ident);
+                    body.extend(
+                        quote!(#state.finish(&mut #ident, [#(#values),*], [#(#labels),*])?;),
+                    );
+                } else {
+                    let bounds = join_bounds(node, &reprs);
+                    body.extend(quote!(#rt::kernels::join_slices(
+                        &mut #ident, #like, #axis, [#(#bounds),*], [#(#values),*], [#(#labels),*],
+                    )?;));
+                }
                 repr
             }
             Op::MatMul => {
@@ -795,7 +865,7 @@ pub fn emit_in_place(
             Op::Fused(_) => {
                 let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
                 let (repr, code) = write(&mut setup, &|out| {
-                    map_kernel(out, &args, label, |xs| element(node, xs))
+                    map_kernel(out, &args, label, |xs| part_element(node, xs, into_part))
                 });
                 body.extend(code);
                 repr
@@ -1080,6 +1150,123 @@ pub fn emit_in_place(
         body,
         outputs,
         buffers,
+    }
+}
+
+/// The increments of joins (`Op::JoinSlices`) that can be written into their slices by
+/// the kernel computing them, each with its join and its index there: array nodes a map
+/// kernel computes (an elementwise operation, a cast, a fused chain), of the join's type,
+/// read by the join alone (once), not graph outputs, not written in place elsewhere nor
+/// folded into a reduction.
+fn join_parts(
+    g: &Graph,
+    users: &[Vec<NodeId>],
+    in_place: &HashMap<NodeId, InPlace>,
+    folded: &std::collections::HashSet<NodeId>,
+    with_extreme: &HashMap<NodeId, NodeId>,
+) -> HashMap<NodeId, (NodeId, usize)> {
+    let mut parts = HashMap::new();
+    for join in g.live_nodes() {
+        let node = g.node(join);
+        let Op::JoinSlices { slices, .. } = &node.op else {
+            continue;
+        };
+        for (k, &p) in node.inputs[1..=slices.len()].iter().enumerate() {
+            let value = g.node(p);
+            let fits = value.ty == node.ty
+                && matches!(value.op, Op::Elemwise(_) | Op::Cast | Op::Fused(_))
+                && users[p.0] == [join]
+                && !g.outputs.contains(&p)
+                && !in_place.contains_key(&p)
+                && !folded.contains(&p)
+                && !with_extreme.contains_key(&p);
+            if fits {
+                parts.insert(p, (join, k));
+            }
+        }
+    }
+    parts
+}
+
+/// For increment `k` of `join`, computed by node `ident`: the code planning the join when
+/// it is not planned yet (its state declared in the setup), and the destination the
+/// increment's kernel writes to (`JoinSlices::part`: its slice of the join's buffer, or
+/// its own buffer). `None` when the join cannot be planned here (the array its zeros are
+/// like, or a bound, is computed after this increment): the increment is then an ordinary
+/// value the join reads.
+#[allow(clippy::too_many_arguments)]
+fn join_part(
+    g: &Graph,
+    prefix: &str,
+    join: NodeId,
+    k: usize,
+    ident: &Ident,
+    reprs: &HashMap<NodeId, Repr>,
+    planned: &mut std::collections::HashSet<NodeId>,
+    setup: &mut TokenStream,
+) -> Option<(TokenStream, TokenStream)> {
+    let rt = rt();
+    let node = g.node(join);
+    let Op::JoinSlices { axis, slices, .. } = &node.op else {
+        return None;
+    };
+    let out = format_ident!("{}{}", prefix, join.0);
+    let state = format_ident!("{}{}_join", prefix, join.0);
+    let mut plan = TokenStream::new();
+    if !planned.contains(&join) {
+        let n = slices.len();
+        let known = std::iter::once(&node.inputs[0])
+            .chain(&node.inputs[1 + n..])
+            .all(|i| reprs.contains_key(i));
+        if !known {
+            return None;
+        }
+        let dim = super::dim_type(node.ty.rank);
+        setup.extend(quote!(
+            let mut #state: #rt::kernels::JoinSlices<#dim, #n> = ::core::default::Default::default();
+        ));
+        let like = reprs[&node.inputs[0]].view();
+        let bounds = join_bounds(node, reprs);
+        plan = quote!(#state.plan(&mut #out, #like, #axis, [#(#bounds),*]););
+        planned.insert(join);
+    }
+    Some((plan, quote!(#state.part(&mut #out, &mut #ident, #k))))
+}
+
+/// The bounds of a join's slices, `(Option<i64>, Option<i64>)` each.
+fn join_bounds(node: &Node, reprs: &HashMap<NodeId, Repr>) -> Vec<TokenStream> {
+    let Op::JoinSlices { slices, .. } = &node.op else {
+        return Vec::new();
+    };
+    let mut operands = node.inputs[1 + slices.len()..].iter();
+    // A join has an operand per bound present, by construction.
+    let mut bound = |present: bool| match (present, present.then(|| operands.next()).flatten()) {
+        (true, Some(o)) => {
+            let v = reprs[o].scalar();
+            quote!(::core::option::Option::Some(#v))
+        }
+        (true, None) => unreachable!("a join's bound without its operand"),
+        (false, _) => quote!(::core::option::Option::None),
+    };
+    slices
+        .iter()
+        .map(|&(start, end)| {
+            let (a, b) = (bound(start), bound(end));
+            quote!((#a, #b))
+        })
+        .collect()
+}
+
+/// [`element`], as `0 + value` for a float increment written into a join's slice: what
+/// adding it to zeros gives (-0.0 becomes 0.0), so the join's result is bit-identical to
+/// the increments'.
+fn part_element(node: &crate::ir::Node, xs: &[TokenStream], into_part: bool) -> TokenStream {
+    let f = element(node, xs);
+    if into_part && node.ty.dtype.is_float() {
+        let zero = literal(Literal::Float(0.0), node.ty.dtype);
+        formula::scalar(ElemOp::Add, &[zero, f])
+    } else {
+        f
     }
 }
 

@@ -464,6 +464,7 @@ fn rule(
         | Op::DotAdd { .. }
         | Op::StackRows
         | Op::StackedDot { .. }
+        | Op::JoinSlices { .. }
         | Op::Fused(_) => Err(format!(
             "`{label}`: the forward mode differentiates the IR before rewrites, which has no \
              node made by them (compile with `compile_to_ir`)"

@@ -26,7 +26,7 @@ mod tests;
 pub use jvp::{gradient_by_jvp, jvp, jvp_function};
 pub use value::{assert_close, Element, Value};
 
-use crate::ir::{ElemOp, Function, Graph, NodeId, Op, ParamKind};
+use crate::ir::{ElemOp, Function, Graph, Literal, NodeId, Op, ParamKind, PathStep};
 
 /// Runs function `f` on `args` (one per parameter, in order; scalars as 0-d values; a
 /// `usize` parameter as a 0-d i64 value). Returns one value per declared result.
@@ -154,6 +154,7 @@ pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<()
                 Pass::RunningSum,
                 Pass::ReuseCholesky,
                 Pass::StackDots,
+                Pass::GroupProjections,
             ]
             .iter()
             .any(|p| f.pass == p.name())
@@ -498,6 +499,33 @@ pub(crate) fn eval_node(
             };
             let (a, b) = rest.split_at(rest.len() / 2);
             ops::stacked_dot(s, a, b, products, label)?
+        }
+        // The increments of zeros, one by one, as before the join_slices rewrite.
+        Op::JoinSlices {
+            axis,
+            slices,
+            labels,
+        } => {
+            let n = slices.len();
+            if args.len() < 1 + n || labels.len() != n {
+                return Err(ir_error(id, label, "has fewer inputs than slices"));
+            }
+            let mut x = ops::fill_like(&args[0], Literal::zero(dtype), dtype);
+            let mut bounds = args[1 + n..].iter();
+            for (k, &(start, end)) in slices.iter().enumerate() {
+                let operands: Vec<Value> = bounds
+                    .by_ref()
+                    .take(usize::from(start) + usize::from(end))
+                    .cloned()
+                    .collect();
+                let path = [
+                    PathStep::At(*axis),
+                    PathStep::Slice { start, end },
+                    PathStep::At(0),
+                ];
+                x = ops::set_subtensor(&x, &args[1 + k], &path, true, &operands, &labels[k])?;
+            }
+            x
         }
         // The fused operations evaluated one by one on whole arrays, as before fusion.
         Op::Fused(body) => {

@@ -341,6 +341,11 @@ pub(super) fn adjoints(
                 return Err(msg::grad_no_rule("stacked_dot", None));
             }
         }
+        Op::JoinSlices { .. } => {
+            if want.iter().any(|&w| w) {
+                return Err(msg::grad_no_rule("join_slices", None));
+            }
+        }
         // The adjoint of a sum back to a shape is the adjoint broadcast out again.
         Op::Unbroadcast => {
             if want[0] {

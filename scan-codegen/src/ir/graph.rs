@@ -442,6 +442,22 @@ pub enum Op {
     StackedDot {
         products: Vec<String>,
     },
+    /// inputs: `[like, v_1, .., v_n, bounds of slice 1, .., bounds of slice n]` (n >= 2),
+    /// made by the join_slices rewrite from a chain of `inc_subtensor`s of `zeros_like(like)`
+    /// at slices of one axis (a gradient's adjoint of a value read through slices, an
+    /// LSTM's four gate blocks): zeros of the node's type and like's shape with `v_i` added
+    /// at slice i of axis `axis`, in order, numpy's broadcasting and clamping as each
+    /// `inc_subtensor` had them. Slice i has the bounds `slices[i]` says are present
+    /// (`PathStep::Slice`'s `start` and `end`), i64 scalars after the `v`s, in order; each
+    /// `v_i` has the node's dtype and rank. Computed as each `v_i` written into its slice
+    /// when the slices tile the axis at run time and each `v_i` has its slice's shape, with
+    /// no zero-fill; else as the increments were, `labels[i]` naming increment i in its
+    /// errors (`kernels::JoinSlices`).
+    JoinSlices {
+        axis: usize,
+        slices: Vec<(bool, bool)>,
+        labels: Vec<String>,
+    },
     /// inputs: the operands of a chain of elementwise operations, fused into one pass by
     /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
     /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,

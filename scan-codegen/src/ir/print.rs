@@ -82,6 +82,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::DotAdd { subtract: true } => "dot_sub".to_string(),
             Op::StackRows => "stack_rows".to_string(),
             Op::StackedDot { .. } => "stacked_dot".to_string(),
+            Op::JoinSlices { axis, .. } => format!("join_slices(axis={axis})"),
             Op::Fused(_) => "fused".to_string(),
             Op::Scan(s) => {
                 let seqs: Vec<String> = s

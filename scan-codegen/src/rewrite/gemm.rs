@@ -3,7 +3,10 @@
 //! itself (BLAS's beta = 1, PyTensor's gemm rewrite), so the product needs no buffer and
 //! the addition no pass of its own. A Kalman filter's step is made of these (`F P F^T + Q`,
 //! `H P H^T + R`, `y - H x`, `x + K v`, `P - K H P`): on 4 x 4 matrices each separate
-//! addition cost as much as the product.
+//! addition cost as much as the product. When `c` is a matrix in a buffer of its own that
+//! nothing else reads (a product before the addition: group_projections' sum of input
+//! projections), the emitter accumulates onto that buffer instead of a copy of it
+//! (`kernels::dot_add_mm_onto`): a chain of accumulated products fills one buffer.
 //!
 //! Applies to float products of two matrices, a matrix and a vector or a vector and a
 //! matrix, used only by the addition, with `c` of at most the product's rank (the sum has

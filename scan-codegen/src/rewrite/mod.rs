@@ -16,6 +16,8 @@ mod dead;
 pub(crate) mod edit;
 mod fusion;
 mod gemm;
+mod group_projections;
+mod join_slices;
 mod lift;
 pub(crate) mod loop_interchange;
 mod merge;
@@ -63,6 +65,10 @@ pub enum Pass {
     /// A map output of scalars read only through its sum becomes a running total.
     /// Reassociates float sums.
     RunningSum,
+    /// Two or more products of one sequence's rows by invariant matrices in a step's sum,
+    /// `u_t.dot(a) + u_tm4.dot(b)`, summed before the loop into one sequence (the sum
+    /// regrouped around them). Reassociates float sums.
+    GroupProjections,
     /// Step work on one sequence row moved before the loop, over all rows at once.
     PushOutSeq,
     /// Map outputs computed from a kept recurrent output moved after the loop.
@@ -71,6 +77,11 @@ pub enum Pass {
     /// becomes one product `dot([a, c], [B; D])`, the matrices stacked before the loop
     /// (the sum as before when the shapes would broadcast). Reassociates float sums.
     StackDots,
+    /// A chain of increments of zeros at slices of one axis that meet end to end (a
+    /// gradient's slices of one value) writes each increment into its slice, with no
+    /// zero-fill, when the slices tile the axis at run time (the increments as before
+    /// otherwise).
+    JoinSlices,
     /// Each output keeps only the last steps that are read.
     SaveMem,
     /// An addition of a matrix product accumulated onto its addend by the GEMM.
@@ -85,7 +96,7 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 17] = [
+pub const ORDER: [Pass; 19] = [
     Pass::Constants,
     Pass::Cse,
     // After cse, which makes two reads of one matrix one node.
@@ -100,6 +111,9 @@ pub const ORDER: [Pass; 17] = [
     // Before push_out_seq, which would move the product out as a sequence of products.
     Pass::PushOutDot,
     Pass::RunningSum,
+    // Before push_out_seq, which would move each product of a group out as a sequence of
+    // its own.
+    Pass::GroupProjections,
     Pass::PushOutSeq,
     Pass::PushOutOutput,
     // After the push-outs, so that only what stays in the loop is stacked (a product of
@@ -107,6 +121,9 @@ pub const ORDER: [Pass; 17] = [
     // the non-sequences the stacked products no longer read; before gemm, which would take
     // one product of the sum into a `DotAdd`.
     Pass::StackDots,
+    // After cse, which makes a bound two slices share (`2 * n` of `n..2 * n` and
+    // `2 * n..3 * n`) one node; the pass also compares such expressions itself.
+    Pass::JoinSlices,
     Pass::Dead,
     Pass::Merge,
     Pass::SaveMem,
@@ -132,9 +149,11 @@ impl Pass {
             Pass::PushOutNonSeq => "push_out_nonseq",
             Pass::PushOutDot => "push_out_dot",
             Pass::RunningSum => "running_sum",
+            Pass::GroupProjections => "group_projections",
             Pass::PushOutSeq => "push_out_seq",
             Pass::PushOutOutput => "push_out_output",
             Pass::StackDots => "stack_dots",
+            Pass::JoinSlices => "join_slices",
             Pass::SaveMem => "save_mem",
             Pass::LoopInterchange => "loop_interchange",
             Pass::Gemm => "gemm",
@@ -158,9 +177,11 @@ impl Pass {
             Pass::PushOutNonSeq => push_out_nonseq::run(g, log),
             Pass::PushOutDot => push_out_dot::run(g, log),
             Pass::RunningSum => running_sum::run(g, log),
+            Pass::GroupProjections => group_projections::run(g, log),
             Pass::PushOutSeq => push_out_seq::run(g, log),
             Pass::PushOutOutput => push_out_output::run(g, log),
             Pass::StackDots => stack_dots::run(g, log),
+            Pass::JoinSlices => join_slices::run(g, log),
             Pass::SaveMem => save_mem::run(g, log),
             Pass::LoopInterchange => loop_interchange::run(g, log),
             Pass::Gemm => gemm::run(g, log),

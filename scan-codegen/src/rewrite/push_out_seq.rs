@@ -63,7 +63,7 @@ fn arange_as_index(g: &Graph, op: &mut ScanOp, scan_inputs: &mut [NodeId]) -> Ve
 
 /// Sources of the step's nodes: sequence taps (but not the loop index, cheaper in the
 /// loop than any array made of it) are rows, non-sequences invariant.
-fn sources(op: &ScanOp) -> Vec<Source> {
+pub(super) fn sources(op: &ScanOp) -> Vec<Source> {
     let seq_taps = op.first_output_tap_input(0);
     let first_ns = op.first_non_sequence_step_input();
     lift::sources(&op.step, |id| match op.step.node(id).op {

@@ -43,10 +43,10 @@ pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
 }
 
-/// A product in a sum: a `Dot` node read by the sum alone, or the product of a gemm's
-/// `DotAdd` in the sum.
+/// A term of a sum: an addend read by the sum alone (`Dot`: usually a product, but any
+/// node; group_projections reads it so), or the product of a gemm's `DotAdd` in the sum.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Term {
+pub(super) enum Term {
     Dot(NodeId),
     InDotAdd(NodeId),
 }
@@ -209,7 +209,7 @@ fn find(step: &Graph, op: &ScanOp) -> Vec<Sum> {
 }
 
 /// Whether node `id` is an addition of floats, or a gemm's `c + dot(a, b)`.
-fn is_sum(g: &Graph, id: NodeId) -> bool {
+pub(super) fn is_sum(g: &Graph, id: NodeId) -> bool {
     let node = g.node(id);
     node.ty.dtype.is_float()
         && match node.op {
@@ -220,7 +220,7 @@ fn is_sum(g: &Graph, id: NodeId) -> bool {
 }
 
 /// Whether sum `id` continues the sum `user`: read only there, as an addend.
-fn continues(g: &Graph, users: &[Vec<NodeId>], id: NodeId, user: NodeId) -> bool {
+pub(super) fn continues(g: &Graph, users: &[Vec<NodeId>], id: NodeId, user: NodeId) -> bool {
     is_sum(g, id)
         && is_sum(g, user)
         && users[id.0] == [user]
@@ -234,7 +234,7 @@ fn continues(g: &Graph, users: &[Vec<NodeId>], id: NodeId, user: NodeId) -> bool
 
 /// The products of sum `id`, left to right (addends read by the sum alone that are not
 /// sums continuing it, and the products of its `DotAdd`s), and the sums continuing it.
-fn collect(
+pub(super) fn collect(
     g: &Graph,
     users: &[Vec<NodeId>],
     id: NodeId,
@@ -262,7 +262,7 @@ fn collect(
 /// Sum `id` rebuilt with each product of `replaced` replaced (`Some`) or left out
 /// (`None`), its association otherwise kept (`inner`: the sums continuing it); `None`
 /// when nothing is left. Unchanged parts keep their nodes.
-fn rebuild(
+pub(super) fn rebuild(
     g: &mut Graph,
     id: NodeId,
     inner: &HashSet<NodeId>,

@@ -155,6 +155,33 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     accumulate(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what)
 }
 
+/// [`dot_add_mm`] with `c` a buffer of its own that nothing reads afterwards (the emitter's
+/// addend read by the dot-add alone): when `c` has the product's shape it is taken over,
+/// swapped with `out`, and the product accumulated onto it in place (BLAS's beta = 1), so
+/// the sum needs no second buffer and `c` no copy (a sum of products before a loop,
+/// `dot(u[4..], w_1) + dot(u[..-4], w_2)`, fills one buffer). After the call `c` holds
+/// `out`'s previous buffer, ready for the addend's next value. Otherwise (`c` broadcast)
+/// exactly [`dot_add_mm`]. The same errors as [`dot_add_mm`].
+#[inline]
+pub fn dot_add_mm_onto<T: Number>(
+    out: &mut Array2<T>,
+    c: &mut Array2<T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let ((m, k), (k2, n)) = (a.dim(), b.dim());
+    if k != k2 {
+        return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
+    }
+    if c.dim() != (m, n) {
+        return dot_add_mm(out, c.view(), a, b, subtract, what);
+    }
+    std::mem::swap(out, c);
+    T::gemm_add(out.view_mut(), a, b, subtract, what)
+}
+
 /// `out = c ± a · b` for an `(m, k)` matrix `a` and a vector `b` of length `k` (see
 /// [`dot_add_mm`]).
 #[inline(always)]
@@ -1803,6 +1830,74 @@ mod tests {
         dot_add_mm(&mut out, c.view(), a.view(), b.view(), true, "c - a @ b").unwrap();
         let want = Array2::from_shape_fn((3, 5), |(i, j)| c[[i, j]] - product[[0, j]]);
         assert_eq!(out, want);
+    }
+
+    /// An addend of the product's shape is taken over (its buffer swapped into `out`, the
+    /// product accumulated there, `c` left with `out`'s old buffer); a broadcast one is
+    /// added as `dot_add_mm` adds it, `c` untouched; zero rows and a wrong inner size as
+    /// `dot_add_mm`.
+    #[test]
+    fn dot_add_onto_takes_over_an_addend_of_the_products_shape() {
+        let a = matrix::<f64>(6, 4, 1);
+        let b = matrix::<f64>(4, 5, 2);
+        let c = matrix::<f64>(6, 5, 3);
+        let product = naive_mm(a.view(), b.view());
+        let mut out = Array2::<f64>::zeros((6, 5));
+        let mut addend = c.clone();
+        let at = addend.as_ptr();
+        dot_add_mm_onto(
+            &mut out,
+            &mut addend,
+            a.view(),
+            b.view(),
+            false,
+            "c + a @ b",
+        )
+        .unwrap();
+        assert_eq!(out.as_ptr(), at, "the addend's buffer");
+        assert_eq!(addend.dim(), (6, 5), "out's old buffer");
+        for ((i, j), &v) in out.indexed_iter() {
+            let want = c[[i, j]] + product[[i, j]];
+            assert!((v - want).abs() <= 1e-14, "[{i}, {j}]: {v} vs {want}");
+        }
+        // One row of c, broadcast over the product's six.
+        let row = c.slice(ndarray::s![..1, ..]).to_owned();
+        let mut addend = row.clone();
+        dot_add_mm_onto(&mut out, &mut addend, a.view(), b.view(), true, "c - a @ b").unwrap();
+        assert_eq!(addend, row);
+        let mut want = Array2::<f64>::zeros((0, 0));
+        dot_add_mm(&mut want, row.view(), a.view(), b.view(), true, "c - a @ b").unwrap();
+        assert_eq!(out, want);
+        // No row: an empty sum.
+        let mut addend = Array2::<f64>::zeros((0, 5));
+        let empty = Array2::<f64>::zeros((0, 4));
+        dot_add_mm_onto(
+            &mut out,
+            &mut addend,
+            empty.view(),
+            b.view(),
+            false,
+            "c + a @ b",
+        )
+        .unwrap();
+        assert_eq!(out.dim(), (0, 5));
+        let e = dot_add_mm_onto(
+            &mut out,
+            &mut addend,
+            c.view(),
+            b.view(),
+            false,
+            "c + a @ b",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Error::Dot {
+                what: "c + a @ b".into(),
+                left: vec![6, 5],
+                right: vec![4, 5]
+            }
+        );
     }
 
     #[test]

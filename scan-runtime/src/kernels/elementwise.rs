@@ -14,7 +14,7 @@
 
 use std::mem::MaybeUninit;
 
-use ndarray::{ArrayView, ArrayViewMut, Dimension, Zip};
+use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
@@ -206,20 +206,41 @@ macro_rules! row_loops {
             if $(!matches!($op.strides()[last], 0 | 1))||+ {
                 return false;
             }
-            Zip::from(out.rows_mut())
-                $(.and($op.rows()))+
-                .for_each(|o, $($op),+| {
-                    let Some(o) = o.into_slice() else {
-                        unreachable!("rows of a contiguous last axis are slices")
-                    };
-                    $(
-                        let $op = match $op.to_slice() {
-                            Some(s) if s.len() == o.len() => Operand::Full(s),
-                            _ => Operand::Scalar($op[0]),
+            let pass = |mut out: ArrayViewMut<'_, U, D>, $($op: ArrayView<'_, $t, D>),+| {
+                Zip::from(out.rows_mut())
+                    $(.and($op.rows()))+
+                    .for_each(|o, $($op),+| {
+                        let Some(o) = o.into_slice() else {
+                            unreachable!("rows of a contiguous last axis are slices")
                         };
-                    )+
-                    $slices(as_slots(o), ($($op,)+), f);
-                });
+                        $(
+                            let $op = match $op.to_slice() {
+                                Some(s) if s.len() == o.len() => Operand::Full(s),
+                                _ => Operand::Scalar($op[0]),
+                            };
+                        )+
+                        $slices(as_slots(o), ($($op,)+), f);
+                    });
+            };
+            // Halves of the leading axis over the spinning helper, as a contiguous map of
+            // that size is split (a row long enough is split by the slice loops instead):
+            // an increment written into its columns of a gradient's gate block.
+            let (lead, len) = (out.shape()[0], out.shape()[last]);
+            if out.len() >= SPLIT_MIN_ELEMENTS
+                && len < SPLIT_MIN_ELEMENTS
+                && lead >= 2
+                && crate::threads::num_threads() >= 2
+            {
+                let mid = lead / 2;
+                let (first, second) = out.view_mut().split_at(Axis(0), mid);
+                $(let $op = $op.split_at(Axis(0), mid);)+
+                crate::threads::spin::join(
+                    || pass(first, $($op.0),+),
+                    || pass(second, $($op.1),+),
+                );
+            } else {
+                pass(out.view_mut(), $($op),+);
+            }
             true
         }
     };
@@ -810,6 +831,47 @@ mod contiguous_tests {
                 // Written by the row slices (not zero-filled first and then by `Zip`).
                 let mut direct = vec![MaybeUninit::<f64>::uninit(); b * h];
                 assert!(row_slices2(&mut direct, &[b, h], (gate, c.view()), &f));
+            }
+        }
+        crate::threads::set_num_threads(0);
+    }
+
+    #[test]
+    fn a_column_block_destination_is_split_in_halves_at_two_threads() {
+        // An increment written into its columns of a gradient's `[B, 4H]` gate block
+        // (join_slices): the destination's rows are contiguous but 4H apart, so the rows
+        // path runs; from SPLIT_MIN_ELEMENTS on, in two halves of the rows at 2 threads.
+        // Same bits either way, nothing written outside the block.
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let f = |x: f64, y: f64, w: f64| math::mul(math::sigmoid(x), math::sub(y, w));
+        for (b, h) in [(5usize, 40usize), (64, 512)] {
+            let z = Array2::from_shape_vec((b, 4 * h), values(b * 4 * h, 31)).unwrap();
+            let gate = z.slice(s![.., 2 * h..3 * h]);
+            let c = Array2::from_shape_vec((b, h), values(b * h, 32)).unwrap();
+            let column = Array2::from_shape_vec((b, 1), values(b, 33)).unwrap();
+            let dyn2 = |v: ndarray::ArrayView2<f64>| v.to_owned().into_dyn();
+            let expected = by_element3(
+                &[b, h],
+                &dyn2(gate),
+                &dyn2(c.view()),
+                &dyn2(column.view()),
+                f,
+            );
+            for threads in [1, 2] {
+                crate::threads::set_num_threads(threads);
+                let mut wide = Array2::<f64>::from_elem((b, 4 * h), -1.0);
+                let block = wide.slice_mut(s![.., h..2 * h]);
+                map3(block, gate, c.view(), column.view(), "f", f).unwrap();
+                let got = wide.slice(s![.., h..2 * h]).to_owned();
+                same_bits(got.as_slice().unwrap(), &expected);
+                let (left, right) = (wide.slice(s![.., ..h]), wide.slice(s![.., 2 * h..]));
+                let outside = left.iter().chain(right.iter());
+                assert!(
+                    outside.copied().all(|x| x == -1.0),
+                    "{b} x {h}, {threads} threads"
+                );
             }
         }
         crate::threads::set_num_threads(0);

@@ -296,7 +296,7 @@ fn row_index(shape: &[usize], i: i64, what: &str) -> Result<usize> {
 }
 
 /// numpy's slice bound clamping for an axis of length `len`.
-fn clamp_range(len: usize, start: Option<i64>, end: Option<i64>) -> Slice {
+pub(crate) fn clamp_range(len: usize, start: Option<i64>, end: Option<i64>) -> Slice {
     let n = i64::try_from(len).unwrap_or(i64::MAX);
     let clamp = |x: i64| if x < 0 { (x + n).max(0) } else { x.min(n) };
     let s = start.map_or(0, clamp);
@@ -306,7 +306,7 @@ fn clamp_range(len: usize, start: Option<i64>, end: Option<i64>) -> Slice {
 }
 
 /// Broadcasts `v` to `dst`'s shape and applies `f` to each pair, or reports the shapes.
-fn zip_broadcast<T: Element, D: Dimension, Dv: Dimension>(
+pub(crate) fn zip_broadcast<T: Element, D: Dimension, Dv: Dimension>(
     dst: ArrayViewMut<'_, T, D>,
     v: ArrayView<'_, T, Dv>,
     what: &str,

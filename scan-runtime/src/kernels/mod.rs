@@ -13,6 +13,7 @@ pub mod elementwise;
 pub mod index;
 pub mod interchange;
 pub mod isa;
+pub mod join;
 pub mod lanes;
 pub mod linalg;
 pub mod one_step;
@@ -36,15 +37,16 @@ pub use buffer::{
     broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
 };
 pub use dot::{
-    check_dot_stack, chunk_steps, dot_add_mm, dot_add_mv, dot_add_vm, dot_mm, dot_mv, dot_stack_m,
-    dot_stack_v, dot_sum, dot_vm, dot_vv, matmul_matrix_stack, matmul_stacks, matmul_vector_stack,
-    project_chunk, DotSumScratch, DotSumText, CHUNK_BYTES,
+    check_dot_stack, chunk_steps, dot_add_mm, dot_add_mm_onto, dot_add_mv, dot_add_vm, dot_mm,
+    dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm, dot_vv, matmul_matrix_stack, matmul_stacks,
+    matmul_vector_stack, project_chunk, DotSumScratch, DotSumText, CHUNK_BYTES,
 };
 pub use elementwise::{map1, map2, map3, map4, map5};
 pub use index::{
     arange, arange_len, assign, assign_add, copy_into, eye, fill_like, full, index, index_at,
     index_at_mut, index_mut, reshape, scalar, slice, slice_at, slice_at_mut, slice_mut,
 };
+pub use join::{join_slices, JoinSlices};
 pub use packed::PackedMatrix;
 pub use powers::Powers;
 pub use reduce::{
