@@ -3,7 +3,7 @@
 //! one sequence alone (`x_i` a vector computed from one tap of it, `w_i` a loop-invariant
 //! matrix) has those terms summed before the loop, over every step at once, into ONE new
 //! sequence: `a + b + c + d`, with b and c such terms, becomes `a + (b + c) + d`, the group
-//! in the first term's place, read as a row of that sequence. The scan tutorial's RNN,
+//! in the first term's place, read as a row of that sequence. The scan tutorial's TUTORIAL_RNN,
 //! `x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback)`, gets
 //! `u[4..] @ w_in_1 + u[..-4] @ w_in_2` as one `T x n_x` array before the loop where
 //! push_out_seq would make one per product; the gemm rewrite then accumulates the second
@@ -264,25 +264,7 @@ mod tests {
     use super::super::test_util::*;
     use super::super::Pass;
 
-    /// The scan tutorial's RNN (scan-bench's seed_taps).
-    const RNN: &str = r#"
-        pub fn rnn(u: ArrayView2<f64>, x0: ArrayView2<f64>, y0: ArrayView1<f64>, w: ArrayView2<f64>,
-                   w_in_1: ArrayView2<f64>, w_in_2: ArrayView2<f64>, w_feedback: ArrayView2<f64>,
-                   w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
-            let (x_vals, y_vals) = scan(
-                |u_tm4, u_t, x_tm3, x_tm1, y_tm1, w, w_in_1, w_in_2, w_feedback, w_out| {
-                    let x_t = tanh(x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback));
-                    (x_t, x_tm3.dot(w_out))
-                },
-                sequences = [taps(u, [-4, 0])],
-                outputs_info = [taps(x0, [-3, -1]), y0],
-                non_sequences = [w, w_in_1, w_in_2, w_feedback, w_out],
-            );
-            Ok((x_vals, y_vals))
-        }
-    "#;
-
-    /// The RNN's arguments for `steps` steps: n_u = 3, n_x = 4, n_y = 2; `in_2_columns` is
+    /// The TUTORIAL_RNN's arguments for `steps` steps: n_u = 3, n_x = 4, n_y = 2; `in_2_columns` is
     /// w_in_2's (n_x, or 1: its product then broadcasts over the others).
     #[cfg(feature = "evaluator")]
     fn rnn_args(steps: usize, in_2_columns: usize) -> Vec<Value> {
@@ -312,7 +294,7 @@ mod tests {
 
     #[test]
     fn groups_the_tutorial_rnns_input_projections() {
-        let (ir, fired) = apply(RNN, Pass::GroupProjections);
+        let (ir, fired) = apply(TUTORIAL_RNN, Pass::GroupProjections);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
             fired[0].contains(
@@ -364,14 +346,14 @@ mod tests {
         );
         #[cfg(feature = "evaluator")]
         for steps in [0, 1, 2, 7] {
-            assert_same_results(RNN, "rnn", &rnn_args(steps, 4));
+            assert_same_results(TUTORIAL_RNN, "rnn", &rnn_args(steps, 4));
         }
     }
 
     #[test]
     fn with_the_other_passes_one_stack_and_one_stacked_product() {
         let (ir, fired) = apply_passes(
-            RNN,
+            TUTORIAL_RNN,
             &[
                 Pass::GroupProjections,
                 Pass::PushOutSeq,
@@ -416,11 +398,11 @@ mod tests {
     fn terms_that_broadcast_are_grouped_and_broadcast_alike() {
         // w_in_2 of one column: u_tm4.dot(w_in_2) has one element, broadcast over the
         // others' four at every step, and its stack of one column over theirs.
-        let (_, fired) = apply(RNN, Pass::GroupProjections);
+        let (_, fired) = apply(TUTORIAL_RNN, Pass::GroupProjections);
         assert_eq!(fired.len(), 1, "{fired:?}");
         #[cfg(feature = "evaluator")]
         for steps in [0, 1, 5] {
-            assert_same_results(RNN, "rnn", &rnn_args(steps, 1));
+            assert_same_results(TUTORIAL_RNN, "rnn", &rnn_args(steps, 1));
         }
     }
 

@@ -4,7 +4,7 @@
 //! `dot(concatenate([a, c], axis=-1), concatenate([B, D], axis=0))`: the matrices stacked
 //! by rows once before the loop (`Op::StackRows`, a new non-sequence, so the stack is
 //! packed once like any invariant operand) and the left operands put side by side in the
-//! step (`Op::StackedDot`). The scan tutorial's RNN with output feedback,
+//! step (`Op::StackedDot`). The scan tutorial's TUTORIAL_RNN with output feedback,
 //! `x_tm1.dot(w) + .. + y_tm1.dot(w_feedback)`, makes one vector-matrix product per step
 //! instead of two and an addition, as a hand-written loop does.
 //!
@@ -321,25 +321,7 @@ mod tests {
     use super::super::test_util::*;
     use super::super::{for_each_graph, Log, Pass};
 
-    /// The scan tutorial's RNN (scan-bench's seed_taps).
-    const RNN: &str = r#"
-        pub fn rnn(u: ArrayView2<f64>, x0: ArrayView2<f64>, y0: ArrayView1<f64>, w: ArrayView2<f64>,
-                   w_in_1: ArrayView2<f64>, w_in_2: ArrayView2<f64>, w_feedback: ArrayView2<f64>,
-                   w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
-            let (x_vals, y_vals) = scan(
-                |u_tm4, u_t, x_tm3, x_tm1, y_tm1, w, w_in_1, w_in_2, w_feedback, w_out| {
-                    let x_t = tanh(x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback));
-                    (x_t, x_tm3.dot(w_out))
-                },
-                sequences = [taps(u, [-4, 0])],
-                outputs_info = [taps(x0, [-3, -1]), y0],
-                non_sequences = [w, w_in_1, w_in_2, w_feedback, w_out],
-            );
-            Ok((x_vals, y_vals))
-        }
-    "#;
-
-    /// The RNN's arguments: 6 steps, n_u = 3, n_x = 4, n_y = 2; `feedback_columns` is
+    /// The TUTORIAL_RNN's arguments: 6 steps, n_u = 3, n_x = 4, n_y = 2; `feedback_columns` is
     /// w_feedback's (n_x, or 1: its product then broadcasts over x's).
     fn rnn_args(feedback_columns: usize) -> Vec<Value> {
         vec![
@@ -361,7 +343,7 @@ mod tests {
 
     #[test]
     fn fires_on_the_tutorial_rnn_after_the_push_outs() {
-        let (ir, fired) = apply_passes(RNN, &[Pass::PushOutSeq, Pass::StackDots]);
+        let (ir, fired) = apply_passes(TUTORIAL_RNN, &[Pass::PushOutSeq, Pass::StackDots]);
         let stacked: Vec<&String> = fired
             .iter()
             .filter(|f| f.starts_with("stack_dots"))
@@ -388,13 +370,13 @@ mod tests {
             1,
             "{ir}"
         );
-        assert_same_results(RNN, "rnn", &rnn_args(4));
+        assert_same_results(TUTORIAL_RNN, "rnn", &rnn_args(4));
     }
 
     #[test]
     fn leaves_the_sequence_products_to_push_out_seq() {
         // Alone, the pass sees the products of u's rows too: it stacks only the states'.
-        let (ir, fired) = apply(RNN, Pass::StackDots);
+        let (ir, fired) = apply(TUTORIAL_RNN, Pass::StackDots);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert!(
             fired[0].contains("[x_tm1, y_tm1] · [w; w_feedback]"),
@@ -413,10 +395,14 @@ mod tests {
         // w_feedback of one column: y_tm1.dot(w_feedback) has one element, broadcast over
         // x's four. The pass fires (sizes are run-time); the step's guard adds the products
         // (stacked, the product would fail: the evaluator's `Err` would differ).
-        let (_, fired) = apply(RNN, Pass::StackDots);
+        let (_, fired) = apply(TUTORIAL_RNN, Pass::StackDots);
         assert_eq!(fired.len(), 1, "{fired:?}");
-        assert_same_results(RNN, "rnn", &rnn_args(1));
-        assert_agrees(RNN, &rewritten(RNN, &[Pass::StackDots]), rnn_args(1));
+        assert_same_results(TUTORIAL_RNN, "rnn", &rnn_args(1));
+        assert_agrees(
+            TUTORIAL_RNN,
+            &rewritten(TUTORIAL_RNN, &[Pass::StackDots]),
+            rnn_args(1),
+        );
     }
 
     #[test]

@@ -61,3 +61,22 @@ pub fn vec1(_: &[f64]) {}
 
 #[cfg(not(feature = "evaluator"))]
 pub fn assert_same_results(_: &str, _: &str, _: &[()]) {}
+
+/// The scan tutorial's RNN (scan-bench's seed_taps), which group_projections and
+/// stack_dots both rewrite.
+pub const TUTORIAL_RNN: &str = r#"
+    pub fn rnn(u: ArrayView2<f64>, x0: ArrayView2<f64>, y0: ArrayView1<f64>, w: ArrayView2<f64>,
+               w_in_1: ArrayView2<f64>, w_in_2: ArrayView2<f64>, w_feedback: ArrayView2<f64>,
+               w_out: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+        let (x_vals, y_vals) = scan(
+            |u_tm4, u_t, x_tm3, x_tm1, y_tm1, w, w_in_1, w_in_2, w_feedback, w_out| {
+                let x_t = tanh(x_tm1.dot(w) + u_t.dot(w_in_1) + u_tm4.dot(w_in_2) + y_tm1.dot(w_feedback));
+                (x_t, x_tm3.dot(w_out))
+            },
+            sequences = [taps(u, [-4, 0])],
+            outputs_info = [taps(x0, [-3, -1]), y0],
+            non_sequences = [w, w_in_1, w_in_2, w_feedback, w_out],
+        );
+        Ok((x_vals, y_vals))
+    }
+"#;
