@@ -1,8 +1,7 @@
 //! Products with a right operand packed once: `a · w` for a weight matrix `w` that a loop
 //! reads at every step (an RNN's recurrent weights). A GEMM library packs `w` into panels
-//! on every call; [`PackedMatrix`] packs it once before the loop, so each step only runs
-//! the kernel, reading its small left operand in place (packing it only when its rows are
-//! not contiguous).
+//! on every call; [`PackedMatrix`] packs it once before the loop, so each step only packs
+//! its small left operand (a vector is read in place) and runs the kernel.
 //!
 //! The kernel is the classic register-blocked one: `MR` rows of `a` (each step of `k`
 //! reads one element of each) times one panel of `NR` columns of `w` (stored `k`-major),
@@ -13,7 +12,9 @@
 //! row block of fewer rows takes a narrower kernel (8, 4 or 1 rows). Panels are visited in
 //! order, each by every row block, and each row block prefetches its share of the panel
 //! two on into the second-level cache: a `w` larger than that cache (an LSTM's 512 x
-//! 2048) streams from the third level while the kernel computes. Measured on a 2-core Intel Xeon (AVX-512),
+//! 2048) streams from the third level while the kernel computes. The order alternates
+//! from one product to the next (first to last, then last to first), so that a product
+//! starts on the panels its predecessor left in the second-level cache. Measured on a 2-core Intel Xeon (AVX-512),
 //! products of the step shapes (f32, one thread): elman's 32 x 512 times 512 x 512 116 µs
 //! (8 x 32 blocks without prefetching: 158 µs; faer, which packs `w` each call: 186 µs),
 //! lstm's 32 x 512 times 512 x 2048 470 µs (609 µs; faer 900 µs).
@@ -69,6 +70,9 @@ pub struct PackedMatrix<T> {
     panels: Vec<T>,
     /// The left operand of the current product, packed.
     left: Vec<T>,
+    /// The order of the next product's panels: it alternates, so that a product starts
+    /// on the panels the one before it ended on, still in cache.
+    reverse: bool,
 }
 
 impl<T> Default for PackedMatrix<T> {
@@ -81,6 +85,7 @@ impl<T> Default for PackedMatrix<T> {
             packed: false,
             panels: Vec::new(),
             left: Vec::new(),
+            reverse: false,
         }
     }
 }
@@ -109,13 +114,50 @@ macro_rules! fma_impl {
 fma_impl!(f32);
 fma_impl!(f64);
 
-/// The left operand `a` of a product, as the kernels read it: its rows in place when each
-/// is contiguous (no copy: a packing pass cost 13% of a 32 x 512 x 512 product), else
-/// packed in blocks of `mr` rows (`k`-major, zeros past `m`).
+/// The left operand `a` of a product, as the kernels read it.
 #[derive(Clone, Copy)]
 enum Left<'a, T> {
+    /// Its rows read in place, each contiguous: a pointer per row in the kernels.
     Rows(ArrayView2<'a, T>),
+    /// A single row (`m == 1`) read in place along its stride, through one pointer.
+    Row(ArrayView2<'a, T>),
+    /// Blocks of `mr` rows, `k`-major, zeros past `m` ([`pack_left`]), each read through
+    /// one pointer. Packing pays on wide products ([`PACK_LEFT_COLS`]).
     Packed(&'a [T]),
+}
+
+/// A kernel's row block: how it reads element `(r, kk)`.
+trait Block<T>: Copy {
+    /// # Safety
+    /// `(r, kk)` must be in the block: `r` below the kernel's rows, `kk` below `k`.
+    unsafe fn at(self, r: usize, kk: usize) -> T;
+}
+
+/// Rows in place, a pointer each ([`Left::Rows`]).
+#[derive(Clone, Copy)]
+struct RowBlock<T, const R: usize>([*const T; R]);
+
+impl<T: Copy, const R: usize> Block<T> for RowBlock<T, R> {
+    #[inline(always)]
+    unsafe fn at(self, r: usize, kk: usize) -> T {
+        // SAFETY: the caller's contract; each row holds `k` elements.
+        unsafe { *self.0[r].add(kk) }
+    }
+}
+
+/// One pointer and the distance between steps of `k` ([`Left::Row`], [`Left::Packed`]).
+#[derive(Clone, Copy)]
+struct StepBlock<T> {
+    at: *const T,
+    step: isize,
+}
+
+impl<T: Copy> Block<T> for StepBlock<T> {
+    #[inline(always)]
+    unsafe fn at(self, r: usize, kk: usize) -> T {
+        // SAFETY: the caller's contract; the block holds `k` steps of its rows.
+        unsafe { *self.at.offset(kk as isize * self.step + r as isize) }
+    }
 }
 
 /// One product's operands, for the kernels: the left operand `a` (`m x k`) and `panels`,
@@ -128,29 +170,64 @@ struct Job<'a, T> {
     panels: &'a [T],
     /// Add the product to `out` rather than overwrite it.
     add: bool,
+    /// Visit the panels last to first.
+    reverse: bool,
 }
 
 impl<T> Job<'_, T> {
-    /// Pointers to rows `i .. i + R` of `a` (a row past `m` repeats the last one: the
-    /// kernel computes it and the caller does not store it) and the distance between two
-    /// consecutive elements of a row: `k` elements can be read along each.
+    /// Pointers to rows `i .. i + R` of `a` read in place (a row past `m` repeats the
+    /// last one: the kernel computes it and the caller does not store it).
     #[inline(always)]
-    fn rows<const R: usize, const MR: usize>(&self, i: usize) -> ([*const T; R], usize) {
+    fn rows<const R: usize>(&self, a: ArrayView2<'_, T>, i: usize) -> RowBlock<T, R> {
         let mut rows = [core::ptr::null(); R];
+        let last = self.m.saturating_sub(1);
+        for (r, row) in rows.iter_mut().enumerate() {
+            *row = a.row((i + r).min(last)).as_ptr();
+        }
+        RowBlock(rows)
+    }
+
+    /// The row block that starts at row `i` of a [`Left::Row`] or [`Left::Packed`]
+    /// operand (not called on [`Left::Rows`]).
+    #[inline(always)]
+    fn steps<const MR: usize>(&self, i: usize) -> StepBlock<T> {
         match self.left {
-            Left::Rows(a) => {
-                let last = self.m.saturating_sub(1);
-                for (r, row) in rows.iter_mut().enumerate() {
-                    *row = a.row((i + r).min(last)).as_ptr();
+            Left::Packed(left) => StepBlock {
+                at: left[i / MR * self.k * MR..].as_ptr(),
+                step: MR as isize,
+            },
+            Left::Row(a) | Left::Rows(a) => StepBlock {
+                at: a.as_ptr(),
+                step: a.strides()[1],
+            },
+        }
+    }
+}
+
+/// Packing the left operand pays from this many columns of `w` on, per thread
+/// ([`PackedMatrix`]'s product): each packed element is then read by the kernels at least
+/// `PACK_LEFT_COLS / nr` times. Measured on a 2-core Intel Xeon (AVX-512), f32, against
+/// the rows read in place: 32 x 512 x 2048 0.87x (one thread) and 0.95x (two), 256 x 256
+/// x 2048 0.80x and 0.88x; 32 x 512 x 512 1.01x and 1.35x, 12 x 256 x 128 1.16x.
+pub const PACK_LEFT_COLS: usize = 1024;
+
+/// `a` (`m x k`, any strides) packed for the kernels: blocks of `mr` rows, `k`-major
+/// (element `(r, kk)` of block `b` at `(b * k + kk) * mr + r`), zeros past `m`, into
+/// `dst` (resized; its memory reused from one product to the next).
+fn pack_left<T: Copy + Default>(dst: &mut Vec<T>, a: ArrayView2<'_, T>, mr: usize) {
+    let (m, k) = a.dim();
+    dst.resize(m.div_ceil(mr) * k * mr, T::default());
+    for (b, block) in dst.chunks_exact_mut(k * mr).enumerate() {
+        for r in 0..mr {
+            let i = b * mr + r;
+            if i < m {
+                for (d, &x) in block.chunks_exact_mut(mr).zip(a.row(i)) {
+                    d[r] = x;
                 }
-                (rows, 1)
-            }
-            Left::Packed(left) => {
-                let block = &left[i / MR * self.k * MR..];
-                for (r, row) in rows.iter_mut().enumerate() {
-                    *row = block[r..].as_ptr();
+            } else {
+                for d in block.chunks_exact_mut(mr) {
+                    d[r] = T::default();
                 }
-                (rows, MR)
             }
         }
     }
@@ -171,6 +248,19 @@ fn store<T: Fma, const NR: usize>(
 ) {
     for (r, values) in block.iter().enumerate().take(rows) {
         let mut row = out.row_mut(i + r);
+        // A whole panel's columns: a copy of known length, inlined (else a call to
+        // memmove for every row of every block).
+        if let (Some(s), true) = (row.as_slice_mut(), cols == NR) {
+            let dst: &mut [T; NR] = (&mut s[j..j + NR]).try_into().expect("NR columns");
+            if add {
+                for (d, &v) in dst.iter_mut().zip(values) {
+                    *d = T::sum(*d, v);
+                }
+            } else {
+                *dst = *values;
+            }
+            continue;
+        }
         match (row.as_slice_mut(), add) {
             (Some(s), false) => s[j..j + cols].copy_from_slice(&values[..cols]),
             (Some(s), true) => {
@@ -187,25 +277,24 @@ fn store<T: Fma, const NR: usize>(
     }
 }
 
-/// The portable kernel (CPUs without AVX2): the `R x NR` block of rows `rows` times one
-/// panel, into the first `R` rows of `acc`.
+/// The portable kernel (CPUs without AVX2): the `R x NR` block `a` times one panel, into
+/// the first `R` rows of `acc`.
 ///
 /// # Safety
-/// Each of `rows` must be readable at `kk * step` for every `kk < panel.len()`.
+/// `a` must hold `R` rows of `panel.len()` elements.
 #[inline(always)]
 unsafe fn portable<T: Fma, const R: usize, const NR: usize, const MR: usize>(
-    rows: &[*const T; R],
-    step: usize,
+    a: impl Block<T>,
     panel: &[[T; NR]],
     acc: &mut [[T; NR]; MR],
 ) {
     let mut block = [[T::default(); NR]; R];
     for (kk, b) in panel.iter().enumerate() {
-        for r in 0..R {
-            // SAFETY: the caller's contract, `kk < panel.len()`.
-            let a = unsafe { *rows[r].add(kk * step) };
+        for (r, row) in block.iter_mut().enumerate() {
+            // SAFETY: the caller's contract, `kk < panel.len()`, `r < R`.
+            let a = unsafe { a.at(r, kk) };
             for c in 0..NR {
-                block[r][c] = T::plain(a, b[c], block[r][c]);
+                row[c] = T::plain(a, b[c], row[c]);
             }
         }
     }
@@ -236,11 +325,22 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
     let mut acc = [[T::default(); NR]; MR];
     let (first, end) = (panels.start, panels.end);
     let share = k.div_ceil(m.div_ceil(MR).max(1));
-    for j in panels {
+    let count = panels.len();
+    for at_n in 0..count {
+        let j = if job.reverse {
+            end - 1 - at_n
+        } else {
+            first + at_n
+        };
         let panel = &all[j * k..(j + 1) * k];
-        let ahead = j + PREFETCH_AHEAD;
-        let later = if ahead < end {
-            &all[ahead * k..(ahead + 1) * k]
+        let ahead = at_n + PREFETCH_AHEAD;
+        let later = if ahead < count {
+            let a = if job.reverse {
+                end - 1 - ahead
+            } else {
+                first + ahead
+            };
+            &all[a * k..(a + 1) * k]
         } else {
             &[]
         };
@@ -258,8 +358,7 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
     }
 }
 
-/// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block of rows `rows` times one
-/// panel, in `2 R` vector registers (LLVM left the portable loop's block in scalar
+/// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block `a` times one panel, in `2 R` vector registers (LLVM left the portable loop's block in scalar
 /// registers when `R` was 8), into the first `R` rows of `acc`; the rows of `prefetch`
 /// (part of a later panel) are prefetched into the second-level cache, evenly over the
 /// steps of `k`.
@@ -269,11 +368,10 @@ macro_rules! simd_kernel {
      $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
         /// # Safety
         /// The CPU must have the instruction sets of the `target_feature` attribute, and
-        /// each of `rows` must be readable at `kk * step` for every `kk < panel.len()`.
+        /// `a` must hold `R` rows of `panel.len()` elements.
         #[target_feature(enable = $feature)]
         unsafe fn $name<const R: usize>(
-            rows: &[*const $t; R],
-            step: usize,
+            a: impl Block<$t>,
             panel: &[[$t; 2 * $lanes]],
             prefetch: &[[$t; 2 * $lanes]],
             acc: &mut [[$t; 2 * $lanes]; $mr],
@@ -300,10 +398,9 @@ macro_rules! simd_kernel {
                 }
                 // SAFETY: `b` holds `2 * lanes` elements: two unaligned loads of `lanes`.
                 let (b0, b1) = unsafe { ($load(b.as_ptr()), $load(b.as_ptr().add($lanes))) };
-                let at = kk * step;
                 for r in 0..R {
-                    // SAFETY: the caller's contract, `kk < panel.len()`.
-                    let x = $set1(unsafe { *rows[r].add(at) });
+                    // SAFETY: the caller's contract, `kk < panel.len()`, `r < R`.
+                    let x = $set1(unsafe { a.at(r, kk) });
                     c[r][0] = $fma(x, b0, c[r][0]);
                     c[r][1] = $fma(x, b1, c[r][1]);
                 }
@@ -384,58 +481,69 @@ macro_rules! dispatch {
             out: &mut ArrayViewMut2<'_, $t>,
         ) {
             const E: usize = core::mem::size_of::<$t>();
-            // SAFETY (every arm): `Job::rows` gives pointers along which `k` elements
-            // can be read, `k` being the panels' length. The SIMD arms: `isa` is Avx512
-            // only when `detect` found AVX-512F on this CPU, Avx2 only when it found AVX2
-            // and FMA, the kernels' only other requirements. Fewer rows than a block's
-            // take the narrowest kernel that covers them (the rows past them repeat the
-            // last row, or are the packing's zeros, and are not stored).
-            match isa {
+            // SAFETY (every arm): `Job::rows` and `Job::steps` give blocks of `R` rows
+            // of `k` elements, `k` being the panels' length (a `Left::Row` operand has
+            // one row, and every kernel on it has `R == 1` because `m == 1`). Fewer rows than a block's take the narrowest kernel that
+            // covers them (the rows past them repeat the last row or are the packing's
+            // zeros, and are not stored). The SIMD arms: `isa` is Avx512 only when
+            // `detect` found AVX-512F on this CPU, Avx2 only when it found AVX2 and FMA,
+            // the kernels' only other requirements.
+            match (isa, job.left) {
                 #[cfg(target_arch = "x86_64")]
-                Isa::Avx512 => {
+                (Isa::Avx512, Left::Rows(a)) => {
                     run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, p, n, acc| match rows {
-                        9.. => {
-                            let (r, s) = job.rows::<12, 12>(i);
-                            unsafe { $avx512::<12>(&r, s, p, n, acc) }
-                        }
-                        5..=8 => {
-                            let (r, s) = job.rows::<8, 12>(i);
-                            unsafe { $avx512::<8>(&r, s, p, n, acc) }
-                        }
-                        2..=4 => {
-                            let (r, s) = job.rows::<4, 12>(i);
-                            unsafe { $avx512::<4>(&r, s, p, n, acc) }
-                        }
-                        _ => {
-                            let (r, s) = job.rows::<1, 12>(i);
-                            unsafe { $avx512::<1>(&r, s, p, n, acc) }
+                        9.. => unsafe { $avx512::<12>(job.rows::<12>(a, i), p, n, acc) },
+                        5..=8 => unsafe { $avx512::<8>(job.rows::<8>(a, i), p, n, acc) },
+                        2..=4 => unsafe { $avx512::<4>(job.rows::<4>(a, i), p, n, acc) },
+                        _ => unsafe { $avx512::<1>(job.rows::<1>(a, i), p, n, acc) },
+                    })
+                }
+                #[cfg(target_arch = "x86_64")]
+                (Isa::Avx512, _) => {
+                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, p, n, acc| {
+                        let a = job.steps::<12>(i);
+                        match rows {
+                            9.. => unsafe { $avx512::<12>(a, p, n, acc) },
+                            5..=8 => unsafe { $avx512::<8>(a, p, n, acc) },
+                            2..=4 => unsafe { $avx512::<4>(a, p, n, acc) },
+                            _ => unsafe { $avx512::<1>(a, p, n, acc) },
                         }
                     })
                 }
                 #[cfg(target_arch = "x86_64")]
-                Isa::Avx2 => {
+                (Isa::Avx2, Left::Rows(a)) => {
                     run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, p, n, acc| match rows {
-                        5.. => {
-                            let (r, s) = job.rows::<6, 6>(i);
-                            unsafe { $avx2::<6>(&r, s, p, n, acc) }
-                        }
-                        2..=4 => {
-                            let (r, s) = job.rows::<4, 6>(i);
-                            unsafe { $avx2::<4>(&r, s, p, n, acc) }
-                        }
-                        _ => {
-                            let (r, s) = job.rows::<1, 6>(i);
-                            unsafe { $avx2::<1>(&r, s, p, n, acc) }
+                        5.. => unsafe { $avx2::<6>(job.rows::<6>(a, i), p, n, acc) },
+                        2..=4 => unsafe { $avx2::<4>(job.rows::<4>(a, i), p, n, acc) },
+                        _ => unsafe { $avx2::<1>(job.rows::<1>(a, i), p, n, acc) },
+                    })
+                }
+                #[cfg(target_arch = "x86_64")]
+                (Isa::Avx2, _) => {
+                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, p, n, acc| {
+                        let a = job.steps::<6>(i);
+                        match rows {
+                            5.. => unsafe { $avx2::<6>(a, p, n, acc) },
+                            2..=4 => unsafe { $avx2::<4>(a, p, n, acc) },
+                            _ => unsafe { $avx2::<1>(a, p, n, acc) },
                         }
                     })
                 }
-                _ => run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, p, _, acc| {
+                (_, Left::Rows(a)) => {
+                    run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, p, _, acc| {
+                        if rows == 1 {
+                            unsafe { portable::<$t, 1, { 32 / E }, 4>(job.rows::<1>(a, i), p, acc) }
+                        } else {
+                            unsafe { portable::<$t, 4, { 32 / E }, 4>(job.rows::<4>(a, i), p, acc) }
+                        }
+                    })
+                }
+                (_, _) => run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, p, _, acc| {
+                    let a = job.steps::<4>(i);
                     if rows == 1 {
-                        let (r, s) = job.rows::<1, 4>(i);
-                        unsafe { portable::<$t, 1, { 32 / E }, 4>(&r, s, p, acc) }
+                        unsafe { portable::<$t, 1, { 32 / E }, 4>(a, p, acc) }
                     } else {
-                        let (r, s) = job.rows::<4, 4>(i);
-                        unsafe { portable::<$t, 4, { 32 / E }, 4>(&r, s, p, acc) }
+                        unsafe { portable::<$t, 4, { 32 / E }, 4>(a, p, acc) }
                     }
                 }),
             }
@@ -668,27 +776,18 @@ macro_rules! packed_impl {
                     }
                     return;
                 }
-                // `a` read in place when its rows are contiguous; else in blocks of `mr`
-                // rows, k-major, the last block padded with zeros. Every element is
-                // written here (the memory kept from the last product is not cleared).
-                let left = if k == 1 || a.strides()[1] == 1 {
+                let panels = self.n.div_ceil(nr);
+                let parts = split_parts(panels, m * k * self.n);
+                // A single row read in place along its stride; rows read in place when
+                // each is contiguous and the product too narrow for packing to pay; else
+                // `a` packed.
+                let contiguous = k == 1 || a.strides()[1] == 1;
+                let left = if m == 1 {
+                    Left::Row(a)
+                } else if contiguous && self.n < PACK_LEFT_COLS * parts {
                     Left::Rows(a)
                 } else {
-                    let blocks = m.div_ceil(mr);
-                    self.left.resize(blocks * k * mr, 0.0);
-                    for (b, dst) in self.left.chunks_exact_mut(k * mr).enumerate() {
-                        let rows = mr.min(m - b * mr);
-                        for r in 0..rows {
-                            for (kk, &x) in a.row(b * mr + r).iter().enumerate() {
-                                dst[kk * mr + r] = x;
-                            }
-                        }
-                        for r in rows..mr {
-                            for kk in 0..k {
-                                dst[kk * mr + r] = 0.0;
-                            }
-                        }
-                    }
+                    pack_left(&mut self.left, a, mr);
                     Left::Packed(&self.left)
                 };
                 let job = Job {
@@ -698,13 +797,14 @@ macro_rules! packed_impl {
                     left,
                     panels: &self.panels,
                     add,
+                    reverse: self.reverse,
                 };
-                let panels = self.n.div_ceil(nr);
+                self.reverse = !self.reverse;
                 let isa = self.isa;
                 let run = |range: std::ops::Range<usize>, out: &mut ArrayViewMut2<'_, $t>| {
                     $kernels::run_panels(isa, &job, range, out)
                 };
-                split(panels, nr, m * k * self.n, out, &run);
+                split_in(0..panels, parts, nr, out, &run);
             }
         }
     };
@@ -727,29 +827,21 @@ packed_impl!(f64, kernels_f64);
 /// 32 x 256 x 256 (2.1 M) 27 µs, 31 µs split (loses).
 pub const SPLIT_MIN_WORK: usize = 4 << 20;
 
-/// Runs `run(panels, out)` over all `panels` of width `nr`: on this thread, or, for a
-/// product of `work` multiply-adds large enough to pay, in parts, each a range of panels
-/// and the columns of `out` they write: two (this thread and the spinning helper,
-/// `crate::threads::spin`) from [`SPLIT_MIN_WORK`] on, one per thread on rayon's pool from
-/// `threads::PAR_MIN_WORK` on when more than two threads are allowed.
-fn split<T: Send>(
-    panels: usize,
-    nr: usize,
-    work: usize,
-    out: &mut ArrayViewMut2<'_, T>,
-    run: &(impl Fn(std::ops::Range<usize>, &mut ArrayViewMut2<'_, T>) + Sync),
-) {
+/// Into how many parts a product of `panels` panels and `work` multiply-adds is split,
+/// each a range of panels and the columns of `out` they write, run by [`split_in`]: one
+/// (this thread) unless the product is large enough to pay; two (this thread and the
+/// spinning helper, `crate::threads::spin`) from [`SPLIT_MIN_WORK`] on, one per thread on
+/// rayon's pool from `threads::PAR_MIN_WORK` on when more than two threads are allowed.
+fn split_parts(panels: usize, work: usize) -> usize {
     let threads = crate::threads::num_threads().min(panels);
-    if threads >= 2 && work >= SPLIT_MIN_WORK {
-        let parts = if threads > 2 && work >= crate::threads::PAR_MIN_WORK {
-            threads
-        } else {
-            2
-        };
-        split_in(0..panels, parts, nr, out, run);
-        return;
+    if threads < 2 || work < SPLIT_MIN_WORK {
+        return 1;
     }
-    run(0..panels, out);
+    if threads > 2 && work >= crate::threads::PAR_MIN_WORK {
+        threads
+    } else {
+        2
+    }
 }
 
 /// `panels` in `parts` parts (halves, recursively), the first half on this thread.
@@ -842,6 +934,10 @@ mod tests {
             (32, 128, 96),
             (3, 0, 5),
             (0, 4, 4),
+            // Wide enough for the left operand to be packed (PACK_LEFT_COLS).
+            (2, 5, 1030),
+            (13, 7, 1024),
+            (25, 3, 1100),
         ] {
             let (a, w) = (matrix(m, k, 1), matrix(k, n, 2));
             let want = reference(&a, &w);
@@ -1006,6 +1102,17 @@ mod tests {
             p.dot_mm(dest.view_mut().reversed_axes(), at.t(), w_strided, "a · w")
                 .unwrap();
             assert_eq!(dest.t(), want);
+            // Vectors read in place along their strides: a column, and a row reversed.
+            let mut v = Array1::<f64>::zeros(0);
+            p.dot_vm(&mut v, at.column(3), w_strided, "a · w").unwrap();
+            assert_eq!(v, want.row(3));
+            let reversed = a.slice(s![4, ..;-1]);
+            let want_rev = reference(
+                &reversed.to_owned().insert_axis(Axis(0)),
+                &w_strided.to_owned(),
+            );
+            p.dot_vm(&mut v, reversed, w_strided, "a · w").unwrap();
+            assert_eq!(v, want_rev.row(0));
         }
     }
 
@@ -1050,8 +1157,11 @@ mod tests {
         let mut out = Array2::<f64>::zeros((0, 0));
         for threads in [1, 2] {
             crate::threads::set_num_threads(threads);
-            p.dot_mm(&mut out, a.view(), w.view(), "a · w").unwrap();
-            assert_eq!(out, want, "{threads} threads");
+            // Twice: the panels are visited in one order, then in the other.
+            for _ in 0..2 {
+                p.dot_mm(&mut out, a.view(), w.view(), "a · w").unwrap();
+                assert_eq!(out, want, "{threads} threads");
+            }
         }
         crate::threads::set_num_threads(0);
     }
