@@ -59,7 +59,7 @@ fn detect() -> Isa {
 /// with the scratch memory those products reuse (so a step allocates nothing after the
 /// first).
 #[derive(Clone, Debug)]
-pub struct PackedMatrix<T> {
+pub struct PackedMatrix<T: 'static> {
     k: usize,
     n: usize,
     isa: Isa,
@@ -75,7 +75,14 @@ pub struct PackedMatrix<T> {
     reverse: bool,
 }
 
-impl<T> Default for PackedMatrix<T> {
+impl<T: 'static> Drop for PackedMatrix<T> {
+    /// The panels' memory goes to the pool for the next call's packing.
+    fn drop(&mut self) {
+        super::pool::recycle_vec(std::mem::take(&mut self.panels));
+    }
+}
+
+impl<T: 'static> Default for PackedMatrix<T> {
     /// Nothing packed: products are the plain ones until [`PackedMatrix::pack`].
     fn default() -> Self {
         PackedMatrix {
@@ -584,14 +591,21 @@ macro_rules! packed_impl {
                 let (k, n) = w.dim();
                 let (nr, _) = blocking(isa, core::mem::size_of::<$t>());
                 let count = if pack { n.div_ceil(nr) } else { 0 };
+                let len = count * k * nr;
+                // The memory of a matrix packed in an earlier call when there is one
+                // (`pool`): fresh memory is faulted in page by page (an LSTM's two
+                // weight matrices, 6 MB, at every call).
+                if self.panels.capacity() < len {
+                    if let Some(kept) = super::pool::take::<$t>(len) {
+                        self.panels = kept;
+                    }
+                }
                 self.panels.clear();
-                self.panels.resize(count * k * nr, 0.0);
-                for (j, panel) in self.panels.chunks_exact_mut((k * nr).max(1)).enumerate() {
+                for j in 0..count {
                     let cols = w.slice(ndarray::s![.., j * nr..(j * nr + nr).min(n)]);
-                    for (dst, src) in panel.chunks_exact_mut(nr).zip(cols.rows()) {
-                        for (d, &s) in dst.iter_mut().zip(src.iter()) {
-                            *d = s;
-                        }
+                    for src in cols.rows() {
+                        self.panels.extend(src.iter().copied());
+                        self.panels.extend(std::iter::repeat_n(0.0, nr - src.len()));
                     }
                 }
                 (self.k, self.n, self.isa, self.packed) = (k, n, isa, pack);
@@ -1144,6 +1158,22 @@ mod tests {
             .dot_vm(row, Array1::<f32>::zeros(300).view(), w.view(), "h.dot(w)")
             .unwrap_err();
         assert!(matches!(e, Error::StepResultShape { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_dropped_packing_leaves_its_memory_to_the_next() {
+        use crate::kernels::pool;
+        pool::release();
+        let (a, w) = (matrix(3, 512, 1), matrix(512, 1024, 2)); // 4 MB of panels
+        let p = PackedMatrix::<f64>::new(w.view());
+        let memory = p.panels.as_ptr();
+        drop(p);
+        assert_eq!(pool::kept(), 1);
+        let mut q = PackedMatrix::<f64>::new(w.view());
+        assert_eq!((q.panels.as_ptr(), pool::kept()), (memory, 0));
+        let mut out = Array2::<f64>::zeros((0, 0));
+        q.dot_mm(&mut out, a.view(), w.view(), "a · w").unwrap();
+        assert_eq!(out, reference(&a, &w));
     }
 
     #[test]

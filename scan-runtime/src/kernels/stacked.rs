@@ -46,7 +46,7 @@ pub fn stack_rows<T: Element>(
 /// side, and the separate products of the unstacked fallback. A step allocates nothing
 /// after the first.
 #[derive(Clone, Debug)]
-pub struct StackedDot<T, D: Dimension> {
+pub struct StackedDot<T: 'static, D: Dimension> {
     packed: PackedMatrix<T>,
     left: Array2<T>,
     parts: Vec<Array<T, D>>,
