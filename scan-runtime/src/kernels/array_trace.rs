@@ -22,15 +22,19 @@ use super::buffer::{Destination, Prepared, Uninit};
 use crate::element::Element;
 use crate::error::{Error, Result};
 
-/// Rows written so far (`dim[0]` of them, each of shape `dim[1..]`) and room for more.
+/// Rows written so far (`rows` of them, each of shape `dim[1..]`) and room for more.
 pub struct ArrayTrace<T, D: Dimension> {
     /// `offset` elements of padding, then exactly the rows written, in order.
     data: Vec<T>,
     /// Elements before the first row: the rows start on a cache line
     /// (`buffer::ALIGN`), as the runtime's other buffers do.
     offset: usize,
-    /// The trace's shape so far: rows written, then the row shape.
+    /// The row shape, after a first axis whose length is not kept (see `rows`).
     dim: D,
+    /// Rows written. Not kept in `dim[0]`: the shape of the rows before a step's, read
+    /// right after the step before it counted its row, would be a 16-byte load of memory
+    /// just written in part, which stalls (store forwarding fails).
+    rows: usize,
     /// Elements of one row.
     row_len: usize,
     /// The row shape is set ([`ArrayTrace::start`]).
@@ -51,6 +55,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             offset: 0,
             // Rank 1 for `IxDyn` until the row shape is known: no element either way.
             dim: D::zeros(D::NDIM.unwrap_or(1)),
+            rows: 0,
             row_len: 0,
             started: false,
             bound: 0,
@@ -79,6 +84,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             .try_fold(1usize, |a, &n| a.checked_mul(n))
             .ok_or_else(|| too_big(what, bound, row))?;
         self.dim = dim;
+        self.rows = 0;
         self.filled = false;
         self.data.clear();
         self.offset = 0;
@@ -109,7 +115,15 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
 
     /// Rows written so far.
     pub fn rows(&self) -> usize {
-        self.dim.slice().first().copied().unwrap_or(0)
+        self.rows
+    }
+
+    /// The shape of the rows written so far.
+    #[inline(always)]
+    fn shape(&self) -> D {
+        let mut dim = self.dim.clone();
+        dim[0] = self.rows;
+        dim
     }
 
     /// Appends rows (an output's initial rows) by copying them.
@@ -132,7 +146,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             Some(s) => self.data.extend_from_slice(s),
             None => self.data.extend(rows.iter().copied()),
         }
-        self.dim[0] += n;
+        self.rows += n;
         Ok(())
     }
 
@@ -153,7 +167,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             Some(s) => self.data.extend_from_slice(s),
             None => self.data.extend(row.iter().copied()),
         }
-        self.dim[0] += 1;
+        self.rows += 1;
         Ok(())
     }
 
@@ -170,9 +184,9 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         self.reserve_rows(what, self.rows() + 1)?;
         let before = self.data.len();
         self.data.resize(before + self.row_len, T::default());
-        let past_dim = self.dim.clone();
+        let past_dim = self.shape();
         let row_dim = self.dim.remove_axis(Axis(0));
-        self.dim[0] += 1;
+        self.rows += 1;
         let (past, row) = self.data.split_at_mut(before);
         let past = &past[self.offset..];
         let past = ArrayView::from_shape(past_dim, past).map_err(|e| broken(what, e))?;
@@ -193,7 +207,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         self.filled = false;
         self.reserve_rows(what, self.rows() + 1)?;
         let (len, row_len) = (self.data.len(), self.row_len);
-        let past_dim = self.dim.clone();
+        let past_dim = self.shape();
         let row_dim = self.dim.remove_axis(Axis(0));
         let base = self.data.as_mut_ptr();
         // SAFETY: the first `len` elements of the vector are initialised (`offset <= len`:
@@ -233,7 +247,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         // and is cleared by every other change to the vector, so those elements are
         // initialised now.
         unsafe { self.data.set_len(len) };
-        self.dim[0] += 1;
+        self.rows += 1;
         Ok(())
     }
 
@@ -262,7 +276,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         if rows > self.rows() {
             self.reserve_rows(what, rows)?;
             self.data.resize(self.offset + len, T::default());
-            self.dim[0] = rows;
+            self.rows = rows;
         }
         Ok(&mut self.data[self.offset..])
     }
@@ -270,9 +284,10 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     /// The rows written, as the output's buffer (shape all zeros if no row was).
     pub fn finish(self) -> Result<Array<T, D>> {
         let len = self.data.len() - self.offset;
+        let shape = self.shape();
         ndarray::Array1::from_vec(self.data)
             .slice_move(ndarray::s![self.offset..self.offset + len])
-            .into_shape_with_order(self.dim)
+            .into_shape_with_order(shape)
             .map_err(|e| broken("n_steps", e))
     }
 

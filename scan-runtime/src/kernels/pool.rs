@@ -14,11 +14,12 @@ use std::cell::RefCell;
 
 use ndarray::{Array, Dimension};
 
-/// Buffers of at least this many bytes are kept; smaller ones the allocator serves well.
-/// Measured on an LSTM call (2-core Intel Xeon): from 4 MB down to 1 MB, its 2 MB input
-/// projection chunk and packed input weights were kept too, and the call's page faults
-/// per call went from about 4,300 to none (and the call from 1 to 0.97 of its time).
-pub const KEEP_MIN_BYTES: usize = 1 << 20;
+/// Buffers of at least this many bytes are kept; smaller ones the allocator serves well
+/// once the large ones stop coming and going (an LSTM call, with its 4 MB packed weights
+/// kept, no longer faulted in its 2 MB ones either: from about 4,300 page faults per call
+/// to none). Keeping from 1 MB made calls of different lengths allocate differently
+/// (tests/no_alloc.rs).
+pub const KEEP_MIN_BYTES: usize = 4 << 20;
 
 /// How many buffers a thread keeps: a gradient's call holds about this many large ones
 /// (the forward trace, the input projection, the backward loop's stacks).
