@@ -14,10 +14,13 @@
 //! two on into the second-level cache: a `w` larger than that cache (an LSTM's 512 x
 //! 2048) streams from the third level while the kernel computes. The order alternates
 //! from one product to the next (first to last, then last to first), so that a product
-//! starts on the panels its predecessor left in the second-level cache. Measured on a 2-core Intel Xeon (AVX-512),
-//! products of the step shapes (f32, one thread): elman's 32 x 512 times 512 x 512 116 µs
-//! (8 x 32 blocks without prefetching: 158 µs; faer, which packs `w` each call: 186 µs),
-//! lstm's 32 x 512 times 512 x 2048 470 µs (609 µs; faer 900 µs).
+//! starts on the panels its predecessor left in the second-level cache. A product of few
+//! rows takes a panel's `k` in chunks that stay in the first-level cache from one row
+//! block to the next ([`KC_BYTES`]); a wide one packs its left operand
+//! ([`PACK_LEFT_COLS`]). Measured on a 2-core Intel Xeon (AVX-512), products of the step
+//! shapes (f32, one thread, twelfth session): elman's 32 x 512 times 512 x 512 98 µs (171
+//! GFLOP/s; faer, which packs `w` each call: 120 µs), lstm's 32 x 512 times 512 x 2048
+//! 378 µs (178 GFLOP/s; faer 760 µs); the machine's peak is about 210.
 //!
 //! Rounding: each output element is the sum over `k` in order, by fused multiply-adds (by
 //! a multiply and an add on CPUs without FMA); like any GEMM's, it may differ from
@@ -138,6 +141,9 @@ trait Block<T>: Copy {
     /// # Safety
     /// `(r, kk)` must be in the block: `r` below the kernel's rows, `kk` below `k`.
     unsafe fn at(self, r: usize, kk: usize) -> T;
+
+    /// The block from step `k0` of `k` on (`k0 <= k`).
+    fn skip(self, k0: usize) -> Self;
 }
 
 /// Rows in place, a pointer each ([`Left::Rows`]).
@@ -149,6 +155,11 @@ impl<T: Copy, const R: usize> Block<T> for RowBlock<T, R> {
     unsafe fn at(self, r: usize, kk: usize) -> T {
         // SAFETY: the caller's contract; each row holds `k` elements.
         unsafe { *self.0[r].add(kk) }
+    }
+
+    #[inline(always)]
+    fn skip(self, k0: usize) -> Self {
+        RowBlock(self.0.map(|row| row.wrapping_add(k0)))
     }
 }
 
@@ -164,6 +175,14 @@ impl<T: Copy> Block<T> for StepBlock<T> {
     unsafe fn at(self, r: usize, kk: usize) -> T {
         // SAFETY: the caller's contract; the block holds `k` steps of its rows.
         unsafe { *self.at.offset(kk as isize * self.step + r as isize) }
+    }
+
+    #[inline(always)]
+    fn skip(self, k0: usize) -> Self {
+        StepBlock {
+            at: self.at.wrapping_offset(k0 as isize * self.step),
+            ..self
+        }
     }
 }
 
@@ -285,7 +304,7 @@ fn store<T: Fma, const NR: usize>(
 }
 
 /// The portable kernel (CPUs without AVX2): the `R x NR` block `a` times one panel, into
-/// the first `R` rows of `acc`.
+/// the first `R` rows of `acc` (added to what they hold unless `start`).
 ///
 /// # Safety
 /// `a` must hold `R` rows of `panel.len()` elements.
@@ -294,8 +313,12 @@ unsafe fn portable<T: Fma, const R: usize, const NR: usize, const MR: usize>(
     a: impl Block<T>,
     panel: &[[T; NR]],
     acc: &mut [[T; NR]; MR],
+    start: bool,
 ) {
     let mut block = [[T::default(); NR]; R];
+    if !start {
+        block.copy_from_slice(&acc[..R]);
+    }
     for (kk, b) in panel.iter().enumerate() {
         for (r, row) in block.iter_mut().enumerate() {
             // SAFETY: the caller's contract, `kk < panel.len()`, `r < R`.
@@ -325,13 +348,22 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
     job: &Job<'_, T>,
     panels: std::ops::Range<usize>,
     out: &mut ArrayViewMut2<'_, T>,
-    kernel: impl Fn(usize, usize, &[[T; NR]], &[[T; NR]], &mut [[T; NR]; MR]),
+    kernel: impl Fn(usize, usize, usize, &[[T; NR]], &[[T; NR]], &mut [[T; NR]; MR], bool),
 ) {
     let (m, k) = (job.m, job.k);
     let (all, _) = job.panels.as_chunks::<NR>();
-    let mut acc = [[T::default(); NR]; MR];
+    let blocks = m.div_ceil(MR);
+    // Steps of `k` at a time: a panel's share that stays in the first-level cache while
+    // every row block reads it, when the row blocks' partial sums fit here.
+    let kc = if blocks <= KC_BLOCKS {
+        (KC_BYTES / (NR * core::mem::size_of::<T>())).max(1)
+    } else {
+        k
+    };
+    let chunks = k.div_ceil(kc).max(1);
+    let mut accs = [[[T::default(); NR]; MR]; KC_BLOCKS];
     let (first, end) = (panels.start, panels.end);
-    let share = k.div_ceil(m.div_ceil(MR).max(1));
+    let share = k.div_ceil((blocks * chunks).max(1));
     let count = panels.len();
     for at_n in 0..count {
         let j = if job.reverse {
@@ -353,20 +385,38 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
         };
         let cols = NR.min(job.n - j * NR);
         let at = (j - first) * NR;
-        let mut i = 0;
-        while i < m {
-            let rows = MR.min(m - i);
-            let from = (i / MR * share).min(later.len());
-            let prefetch = &later[from..(from + share).min(later.len())];
-            kernel(rows, i, panel, prefetch, &mut acc);
-            store(out, i, at, rows, cols, &acc, job.add);
-            i += MR;
+        for c in 0..chunks {
+            let k0 = c * kc;
+            let part = &panel[k0..(k0 + kc).min(k)];
+            for b in 0..blocks {
+                let (i, rows) = (b * MR, MR.min(m - b * MR));
+                let from = ((c * blocks + b) * share).min(later.len());
+                let prefetch = &later[from..(from + share).min(later.len())];
+                let acc = &mut accs[if chunks > 1 { b } else { 0 }];
+                kernel(rows, i, k0, part, prefetch, acc, c == 0);
+                if c + 1 == chunks {
+                    store(out, i, at, rows, cols, acc, job.add);
+                }
+            }
         }
     }
 }
 
-/// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block `a` times one panel, in `2 R` vector registers (LLVM left the portable loop's block in scalar
-/// registers when `R` was 8), into the first `R` rows of `acc`; the rows of `prefetch`
+/// A product of at most this many row blocks runs its `k` in chunks ([`KC_BYTES`]),
+/// keeping each row block's partial sums between them (on the stack).
+const KC_BLOCKS: usize = 4;
+
+/// Bytes of a panel read at a time by every row block of a small product (`k` in chunks):
+/// the chunk stays in the first-level cache (48 KB here) from one row block to the next,
+/// where a whole panel (64 KB for `k` = 512) came from the second level each time.
+/// Bit-identical: each sum is still made in order, its partial sum kept exactly. Measured
+/// on a 2-core Intel Xeon (AVX-512), f32, the kernel alone over 16 panels by 3 row
+/// blocks: `k` of 512 191 GFLOP/s, of 256 206.
+const KC_BYTES: usize = 32 << 10;
+
+/// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block `a` times one panel, in `2 R`
+/// vector registers (LLVM left the portable loop's block in scalar registers when `R` was
+/// 8), into the first `R` rows of `acc` (added to what they hold unless `start`); the rows of `prefetch`
 /// (part of a later panel) are prefetched into the second-level cache, evenly over the
 /// steps of `k`.
 #[cfg(target_arch = "x86_64")]
@@ -382,10 +432,19 @@ macro_rules! simd_kernel {
             panel: &[[$t; 2 * $lanes]],
             prefetch: &[[$t; 2 * $lanes]],
             acc: &mut [[$t; 2 * $lanes]; $mr],
+            start: bool,
         ) {
             use std::arch::x86_64::*;
             const { assert!(R <= $mr) };
             let mut c = [[$zero(); 2]; R];
+            if !start {
+                for r in 0..R {
+                    let row = acc[r].as_ptr();
+                    // SAFETY: each row of `acc` holds `2 * lanes` elements: two unaligned
+                    // loads of `lanes`.
+                    unsafe { c[r] = [$load(row), $load(row.add($lanes))] };
+                }
+            }
             // One row of `prefetch` every `every` steps.
             let every = (panel.len() / prefetch.len().max(1)).max(1);
             let (mut countdown, mut fetched) = (1, 0);
@@ -498,61 +557,95 @@ macro_rules! dispatch {
             match (isa, job.left) {
                 #[cfg(target_arch = "x86_64")]
                 (Isa::Avx512, Left::Rows(a)) => {
-                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, p, n, acc| match rows {
-                        9.. => unsafe { $avx512::<12>(job.rows::<12>(a, i), p, n, acc) },
-                        5..=8 => unsafe { $avx512::<8>(job.rows::<8>(a, i), p, n, acc) },
-                        2..=4 => unsafe { $avx512::<4>(job.rows::<4>(a, i), p, n, acc) },
-                        _ => unsafe { $avx512::<1>(job.rows::<1>(a, i), p, n, acc) },
+                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, k0, p, n, acc, start| {
+                        match rows {
+                            9.. => unsafe {
+                                $avx512::<12>(job.rows::<12>(a, i).skip(k0), p, n, acc, start)
+                            },
+                            5..=8 => unsafe {
+                                $avx512::<8>(job.rows::<8>(a, i).skip(k0), p, n, acc, start)
+                            },
+                            2..=4 => unsafe {
+                                $avx512::<4>(job.rows::<4>(a, i).skip(k0), p, n, acc, start)
+                            },
+                            _ => unsafe {
+                                $avx512::<1>(job.rows::<1>(a, i).skip(k0), p, n, acc, start)
+                            },
+                        }
                     })
                 }
                 #[cfg(target_arch = "x86_64")]
                 (Isa::Avx512, _) => {
-                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, p, n, acc| {
-                        let a = job.steps::<12>(i);
+                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, k0, p, n, acc, start| {
+                        let a = job.steps::<12>(i).skip(k0);
                         match rows {
-                            9.. => unsafe { $avx512::<12>(a, p, n, acc) },
-                            5..=8 => unsafe { $avx512::<8>(a, p, n, acc) },
-                            2..=4 => unsafe { $avx512::<4>(a, p, n, acc) },
-                            _ => unsafe { $avx512::<1>(a, p, n, acc) },
+                            9.. => unsafe { $avx512::<12>(a, p, n, acc, start) },
+                            5..=8 => unsafe { $avx512::<8>(a, p, n, acc, start) },
+                            2..=4 => unsafe { $avx512::<4>(a, p, n, acc, start) },
+                            _ => unsafe { $avx512::<1>(a, p, n, acc, start) },
                         }
                     })
                 }
                 #[cfg(target_arch = "x86_64")]
                 (Isa::Avx2, Left::Rows(a)) => {
-                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, p, n, acc| match rows {
-                        5.. => unsafe { $avx2::<6>(job.rows::<6>(a, i), p, n, acc) },
-                        2..=4 => unsafe { $avx2::<4>(job.rows::<4>(a, i), p, n, acc) },
-                        _ => unsafe { $avx2::<1>(job.rows::<1>(a, i), p, n, acc) },
+                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, k0, p, n, acc, start| {
+                        match rows {
+                            5.. => unsafe {
+                                $avx2::<6>(job.rows::<6>(a, i).skip(k0), p, n, acc, start)
+                            },
+                            2..=4 => unsafe {
+                                $avx2::<4>(job.rows::<4>(a, i).skip(k0), p, n, acc, start)
+                            },
+                            _ => unsafe {
+                                $avx2::<1>(job.rows::<1>(a, i).skip(k0), p, n, acc, start)
+                            },
+                        }
                     })
                 }
                 #[cfg(target_arch = "x86_64")]
                 (Isa::Avx2, _) => {
-                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, p, n, acc| {
-                        let a = job.steps::<6>(i);
+                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, k0, p, n, acc, start| {
+                        let a = job.steps::<6>(i).skip(k0);
                         match rows {
-                            5.. => unsafe { $avx2::<6>(a, p, n, acc) },
-                            2..=4 => unsafe { $avx2::<4>(a, p, n, acc) },
-                            _ => unsafe { $avx2::<1>(a, p, n, acc) },
+                            5.. => unsafe { $avx2::<6>(a, p, n, acc, start) },
+                            2..=4 => unsafe { $avx2::<4>(a, p, n, acc, start) },
+                            _ => unsafe { $avx2::<1>(a, p, n, acc, start) },
                         }
                     })
                 }
                 (_, Left::Rows(a)) => {
-                    run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, p, _, acc| {
+                    run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, k0, p, _, acc, start| {
                         if rows == 1 {
-                            unsafe { portable::<$t, 1, { 32 / E }, 4>(job.rows::<1>(a, i), p, acc) }
+                            unsafe {
+                                portable::<$t, 1, { 32 / E }, 4>(
+                                    job.rows::<1>(a, i).skip(k0),
+                                    p,
+                                    acc,
+                                    start,
+                                )
+                            }
                         } else {
-                            unsafe { portable::<$t, 4, { 32 / E }, 4>(job.rows::<4>(a, i), p, acc) }
+                            unsafe {
+                                portable::<$t, 4, { 32 / E }, 4>(
+                                    job.rows::<4>(a, i).skip(k0),
+                                    p,
+                                    acc,
+                                    start,
+                                )
+                            }
                         }
                     })
                 }
-                (_, _) => run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, p, _, acc| {
-                    let a = job.steps::<4>(i);
-                    if rows == 1 {
-                        unsafe { portable::<$t, 1, { 32 / E }, 4>(a, p, acc) }
-                    } else {
-                        unsafe { portable::<$t, 4, { 32 / E }, 4>(a, p, acc) }
-                    }
-                }),
+                (_, _) => {
+                    run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, k0, p, _, acc, start| {
+                        let a = job.steps::<4>(i).skip(k0);
+                        if rows == 1 {
+                            unsafe { portable::<$t, 1, { 32 / E }, 4>(a, p, acc, start) }
+                        } else {
+                            unsafe { portable::<$t, 4, { 32 / E }, 4>(a, p, acc, start) }
+                        }
+                    })
+                }
             }
         }
     };
@@ -952,6 +1045,12 @@ mod tests {
             (2, 5, 1030),
             (13, 7, 1024),
             (25, 3, 1100),
+            // Long sums of few rows, run in chunks of `k` (KC_BYTES) on every instruction
+            // set: still each sum in order, bit for bit.
+            (13, 1100, 40),
+            (32, 600, 70),
+            (1, 1300, 33),
+            (48, 300, 1030),
         ] {
             let (a, w) = (matrix(m, k, 1), matrix(k, n, 2));
             let want = reference(&a, &w);
