@@ -697,7 +697,12 @@ macro_rules! packed_impl {
                 for j in 0..count {
                     let cols = w.slice(ndarray::s![.., j * nr..(j * nr + nr).min(n)]);
                     for src in cols.rows() {
-                        self.panels.extend(src.iter().copied());
+                        // A contiguous row is one copy (element by element, the packing of
+                        // an LSTM's weights took 1.3 ms of its call).
+                        match src.as_slice() {
+                            Some(s) => self.panels.extend_from_slice(s),
+                            None => self.panels.extend(src.iter().copied()),
+                        }
                         self.panels.extend(std::iter::repeat_n(0.0, nr - src.len()));
                     }
                 }
