@@ -15,7 +15,7 @@ use scan_runtime::prelude::*;
 use scan_runtime::threads::spin;
 
 use crate::inputs::{aligned_zeros, flat, gen_f32};
-use crate::kernels::{gemm, sigmoid_f32, tanh_f32, with_best_isa};
+use crate::kernels::{sigmoid_f32, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -62,15 +62,16 @@ pub struct Inputs {
 const CHUNK_STEPS: usize = 8;
 
 /// The hand-written loop:
-/// 1. the input projection of [`CHUNK_STEPS`] steps at once, X [8*B, I] @ W_x, one GEMM
-///    into a [8*B, 4H] scratch buffer reused for every chunk (the only buffer besides the
-///    output and c);
-/// 2. per step, `z_t += h_{t-1} @ W_h` (accumulating in place into that step's rows of the
-///    scratch, W_h packed once before the loop: `scan_runtime::kernels::PackedMatrix`;
-///    h_{t-1} is the previous output row), then one fused pass over
-///    [B, H] doing bias, the four activations, c (updated in place) and h (written
-///    straight into the output): no gate array is ever stored; at 2 threads half the batch
-///    rows on the runtime's spinning helper thread.
+/// 1. the input projection of [`CHUNK_STEPS`] steps at once, X [8*B, I] @ W_x, one product
+///    through W_x packed once (`PackedMatrix`; faer's GEMM, which packs W_x at every call,
+///    made the whole loop 5% slower on a 2-core Intel Xeon) into a [8*B, 4H] scratch buffer
+///    reused for every chunk (the only buffer besides the output and c);
+/// 2. per step, `d = h_{t-1} @ W_h` (W_h packed once before the loop:
+///    `scan_runtime::kernels::PackedMatrix`; h_{t-1} is the previous output row), then one
+///    fused pass over [B, H] adding that step's projection, `d` and the bias, doing the four
+///    activations, c (updated in place) and h (written straight into the output): no gate
+///    array is ever stored; at 2 threads half the batch rows on the runtime's spinning
+///    helper thread.
 pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
     let (t_len, batch, i_len) = inp.x.dim();
     let h = inp.b.len() / 4;
@@ -79,8 +80,13 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
     // Buffers on cache lines, as the runtime's.
     let mut z_buf = aligned_zeros::<f32>(chunk * zrow);
     let z = z_buf.as_slice_mut().expect("contiguous");
+    // The recurrent product of a step, apart from the projection (accumulated onto it, which
+    // comes from memory, the loop was slower).
+    let mut d_buf = aligned_zeros::<f32>(zrow);
+    let d = d_buf.as_slice_mut().expect("contiguous");
     let xs = flat(&inp.x);
     let mut packed = PackedMatrix::<f32>::new(inp.w_h.view());
+    let mut packed_x = PackedMatrix::<f32>::new(inp.w_x.view());
     let two_threads = scan_runtime::num_threads() >= 2 && batch >= 2;
     let mut c_buf = aligned_zeros::<f32>(hrow);
     let c = c_buf.as_slice_mut().expect("contiguous");
@@ -95,33 +101,47 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
         let h_prev = if t == 0 { &h0 } else { &done[(t - 1) * hrow..] };
         let h_out = &mut rest[..hrow];
         if t % chunk == 0 {
-            // The input projection of the next `chunk` steps, one GEMM.
+            // The input projection of the next `chunk` steps, one product through W_x
+            // packed once (faster than faer's GEMM, which packs W_x at every call).
             let steps = chunk.min(t_len - t);
             let rows = t * batch * i_len..(t + steps) * batch * i_len;
-            let (w_x, n) = (flat(&inp.w_x), 4 * h);
-            gemm(z, &xs[rows], w_x, steps * batch, i_len, n, false);
+            let x_rows =
+                ArrayView2::from_shape((steps * batch, i_len), &xs[rows]).expect("rows of x");
+            let z_rows = ArrayViewMut2::from_shape((steps * batch, 4 * h), &mut z[..steps * zrow])
+                .expect("rows of z");
+            packed_x
+                .dot_mm(z_rows, x_rows, inp.w_x.view(), "x @ W_x")
+                .expect("steps*B x I times I x 4H");
         }
         let k = t % chunk;
-        let z_t = &mut z[k * zrow..(k + 1) * zrow];
-        let z_view = ArrayViewMut2::from_shape((batch, 4 * h), &mut *z_t).expect("B x 4H");
+        let z_t = &z[k * zrow..(k + 1) * zrow];
+        let d_view = ArrayViewMut2::from_shape((batch, 4 * h), &mut *d).expect("B x 4H");
         let h_view = ArrayView2::from_shape((batch, h), &h_prev[..hrow]).expect("B x H");
         packed
-            .dot_mm_add(z_view, h_view, inp.w_h.view(), "h @ W_h")
+            .dot_mm(d_view, h_view, inp.w_h.view(), "h @ W_h")
             .expect("B x H times H x 4H");
-        let activate = |z: &[f32], c: &mut [f32], h_out: &mut [f32]| {
+        let activate = |z: &[f32], d: &[f32], c: &mut [f32], h_out: &mut [f32]| {
             let rows = z
                 .chunks_exact(4 * h)
+                .zip(d.chunks_exact(4 * h))
                 .zip(c.chunks_exact_mut(h))
                 .zip(h_out.chunks_exact_mut(h));
-            for ((z_r, c_r), h_r) in rows {
+            for (((z_r, d_r), c_r), h_r) in rows {
                 let (z_i, rest) = z_r.split_at(h);
                 let (z_f, rest) = rest.split_at(h);
                 let (z_g, z_o) = rest.split_at(h);
+                let (d_i, rest) = d_r.split_at(h);
+                let (d_f, rest) = rest.split_at(h);
+                let (d_g, d_o) = rest.split_at(h);
                 let mut row = GateRow {
                     z_i,
                     z_f,
                     z_g,
                     z_o,
+                    d_i,
+                    d_f,
+                    d_g,
+                    d_o,
                     b_i,
                     b_f,
                     b_g,
@@ -139,11 +159,12 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
             // Half the batch rows on the runtime's spinning helper, as its maps do.
             let half = batch / 2;
             let (z1, z2) = z_t.split_at(half * 4 * h);
+            let (d1, d2) = d.split_at(half * 4 * h);
             let (c1, c2) = c.split_at_mut(half * h);
             let (h1, h2) = h_out.split_at_mut(half * h);
-            spin::join(|| activate(z1, c1, h1), || activate(z2, c2, h2));
+            spin::join(|| activate(z1, d1, c1, h1), || activate(z2, d2, c2, h2));
         } else {
-            activate(z_t, c, h_out);
+            activate(z_t, d, c, h_out);
         }
     }
     out_buf
@@ -151,13 +172,17 @@ pub fn lstm_hand(inp: &Inputs) -> Array3<f32> {
         .expect("T*B*H values")
 }
 
-/// One batch row of one step: the four gate pre-activations (without bias), the four bias
-/// slices, the cell state (updated in place) and the output row.
+/// One batch row of one step: the four gates' input projections and recurrent products,
+/// the four bias slices, the cell state (updated in place) and the output row.
 struct GateRow<'a> {
     z_i: &'a [f32],
     z_f: &'a [f32],
     z_g: &'a [f32],
     z_o: &'a [f32],
+    d_i: &'a [f32],
+    d_f: &'a [f32],
+    d_g: &'a [f32],
+    d_o: &'a [f32],
     b_i: &'a [f32],
     b_f: &'a [f32],
     b_g: &'a [f32],
@@ -174,13 +199,14 @@ struct GateRow<'a> {
 fn gates(r: &mut GateRow<'_>) {
     let n = r.h.len();
     let (z_i, z_f, z_g, z_o) = (&r.z_i[..n], &r.z_f[..n], &r.z_g[..n], &r.z_o[..n]);
+    let (d_i, d_f, d_g, d_o) = (&r.d_i[..n], &r.d_f[..n], &r.d_g[..n], &r.d_o[..n]);
     let (b_i, b_f, b_g, b_o) = (&r.b_i[..n], &r.b_f[..n], &r.b_g[..n], &r.b_o[..n]);
     let (c, h) = (&mut r.c[..n], &mut r.h[..n]);
     for j in 0..n {
-        let i = sigmoid_f32(z_i[j] + b_i[j]);
-        let f = sigmoid_f32(z_f[j] + b_f[j]);
-        let g = tanh_f32(z_g[j] + b_g[j]);
-        let o = sigmoid_f32(z_o[j] + b_o[j]);
+        let i = sigmoid_f32(z_i[j] + d_i[j] + b_i[j]);
+        let f = sigmoid_f32(z_f[j] + d_f[j] + b_f[j]);
+        let g = tanh_f32(z_g[j] + d_g[j] + b_g[j]);
+        let o = sigmoid_f32(z_o[j] + d_o[j] + b_o[j]);
         let c_t = f * c[j] + i * g;
         c[j] = c_t;
         h[j] = o * tanh_f32(c_t);
