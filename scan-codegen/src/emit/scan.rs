@@ -543,7 +543,12 @@ pub fn emit(
         };
         setup
             .extend(quote!(let mut #p: #rt::kernels::#kind = ::core::default::Default::default();));
-        body.extend(quote!(#p.pack(#matrix);));
+        // A matrix that vectors multiply pays packing from a smaller size.
+        let pack = match (&node.op, op.step.ty(*a).rank) {
+            (Op::Dot | Op::DotAdd { .. }, 1) => quote!(pack_vectors),
+            _ => quote!(pack),
+        };
+        body.extend(quote!(#p.#pack(#matrix);));
         packed.insert(id, quote!(#p));
     }
 

@@ -192,7 +192,7 @@ pub fn rnn(
             __scan_15_init1.insert_axis(::scan_runtime::__private::ndarray::Axis(0)),
         )?;
     __scan_15_packed10.pack(__scan_13.view());
-    __scan_15_packed11.pack(__scan_7.view());
+    __scan_15_packed11.pack_vectors(__scan_7.view());
     let mut __scan_15_done: usize = __scan_15_n_steps;
     '__scan_15_loop: for __scan_15_t in 0..__scan_15_n_steps {
         let (__scan_15_past0, mut __scan_15_rest0) = __scan_15_trace0

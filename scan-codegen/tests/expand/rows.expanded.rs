@@ -94,7 +94,7 @@ pub fn rows(
     let mut __scan_3_trace1 = ::scan_runtime::__private::kernels::ArrayTrace::new(
         &mut __scan_3_buf1,
     );
-    __scan_3_packed4.pack(__scan_2.view());
+    __scan_3_packed4.pack_vectors(__scan_2.view());
     let mut __scan_3_done: usize = __scan_3_n_steps;
     '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
         let (__scan_3_past0, mut __scan_3_rest0) = __scan_3_trace0.next_slot("n_steps")?;

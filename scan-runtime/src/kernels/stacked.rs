@@ -108,9 +108,14 @@ fn add_all<'o, T: Number, D: Dimension>(
 macro_rules! stacked_impl {
     ($t:ty) => {
         impl<D: Dimension> StackedDot<$t, D> {
-            /// Packs the stacked matrix `s` for the products of the loop (before it).
+            /// Packs the stacked matrix `s` for the products of the loop (before it): as
+            /// vectors' (`PackedMatrix::pack_vectors`) when the left operands are vectors.
             pub fn pack(&mut self, s: ArrayView2<'_, $t>) {
-                self.packed.pack(s);
+                if D::NDIM == Some(1) {
+                    self.packed.pack_vectors(s);
+                } else {
+                    self.packed.pack(s);
+                }
             }
         }
 
