@@ -1459,6 +1459,21 @@ mod tests {
             p.dot_vm(&mut v, a.row(1), w.view(), "a · w").unwrap();
             assert_eq!(v, want.row(1), "{k} x {n}");
         }
+        // Vectors along any stride, through four panels at a time (64 columns of f64 and
+        // more) and one at a time: a row reversed and a column.
+        for n in [64, 100, 300] {
+            let (a, w) = (matrix(3, 40, 3), matrix(40, n, 4));
+            let mut p = PackedMatrix::<f64>::default();
+            p.pack_vectors(w.view());
+            let mut v = Array1::<f64>::zeros(0);
+            let reversed = a.slice(s![2, ..;-1]);
+            p.dot_vm(&mut v, reversed, w.view(), "a · w").unwrap();
+            let want = reference(&reversed.to_owned().insert_axis(Axis(0)), &w);
+            assert_eq!(v, want.row(0), "reversed, {n} columns");
+            let at = a.t().as_standard_layout().into_owned();
+            p.dot_vm(&mut v, at.column(1), w.view(), "a · w").unwrap();
+            assert_eq!(v, reference(&a, &w).row(1), "a column, {n} columns");
+        }
     }
 
     #[test]
