@@ -16,7 +16,7 @@
 //! from one product to the next (first to last, then last to first), so that a product
 //! starts on the panels its predecessor left in the second-level cache. A product of few
 //! rows takes a panel's `k` in chunks that stay in the first-level cache from one row
-//! block to the next ([`KC_BYTES`]); a wide one packs its left operand
+//! block to the next (`KC_BYTES`); a wide one packs its left operand
 //! ([`PACK_LEFT_COLS`]). Measured on a 2-core Intel Xeon (AVX-512), products of the step
 //! shapes (f32, one thread, twelfth session): elman's 32 x 512 times 512 x 512 98 µs (171
 //! GFLOP/s; faer, which packs `w` each call: 120 µs), lstm's 32 x 512 times 512 x 2048
