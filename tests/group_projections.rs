@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::tutorial_rnn::{rows_close, Rnn};
 use common::{assert_allclose, matrix, second_opinion, Value};
 use scan_runtime::prelude::*;
 
@@ -65,109 +66,19 @@ variants! {
     without: [all_except(group_projections)];
 }
 
-/// The RNN's inputs: `rows` rows of u (`rows - 4` steps), n_u = 3, n_y = 2, the given
-/// n_x and columns of w_in_2 (n_x, or 1: its product broadcasts over the others).
-struct Rnn {
-    u: Array2<f64>,
-    x0: Array2<f64>,
-    y0: Array1<f64>,
-    w: Array2<f64>,
-    w_in_1: Array2<f64>,
-    w_in_2: Array2<f64>,
-    w_feedback: Array2<f64>,
-    w_out: Array2<f64>,
-}
-
-impl Rnn {
-    fn new(rows: usize, n_x: usize, in_2_columns: usize) -> Rnn {
-        let (n_u, n_y) = (3, 2);
-        Rnn {
-            u: matrix(rows, n_u, 1),
-            x0: matrix(3, n_x, 2),
-            y0: matrix(1, n_y, 3).row(0).to_owned(),
-            w: matrix(n_x, n_x, 4),
-            w_in_1: matrix(n_u, n_x, 5),
-            w_in_2: matrix(n_u, in_2_columns, 6),
-            w_feedback: matrix(n_y, n_x, 7),
-            w_out: matrix(n_x, n_y, 8),
-        }
-    }
-
-    /// The loop by hand, with numpy's broadcasting of a one-column projection.
-    fn by_hand(&self) -> (Vec<Array1<f64>>, Vec<Array1<f64>>) {
-        let steps = self.u.nrows() - 4;
-        let n_x = self.w.ncols();
-        let mut xs: Vec<Array1<f64>> = self.x0.rows().into_iter().map(|r| r.to_owned()).collect();
-        let mut ys = vec![self.y0.clone()];
-        for t in 0..steps {
-            let past_input = self.u.row(t).dot(&self.w_in_2);
-            let past_input = past_input.broadcast(n_x).expect("1 or n_x columns");
-            let pre = xs[t + 2].dot(&self.w)
-                + self.u.row(t + 4).dot(&self.w_in_1)
-                + past_input
-                + ys[t].dot(&self.w_feedback);
-            let y = xs[t].dot(&self.w_out);
-            xs.push(pre.mapv(f64::tanh));
-            ys.push(y);
-        }
-        (xs.split_off(3), ys.split_off(1))
-    }
-
-    fn args(&self) -> Vec<Value> {
-        [&self.u, &self.x0]
-            .into_iter()
-            .map(|m| Value::from(m.clone()))
-            .chain([Value::from(self.y0.clone())])
-            .chain(
-                [
-                    &self.w,
-                    &self.w_in_1,
-                    &self.w_in_2,
-                    &self.w_feedback,
-                    &self.w_out,
-                ]
-                .map(|m| Value::from(m.clone())),
-            )
-            .collect()
-    }
-}
-
-macro_rules! run_rnn {
-    ($module:ident, $r:expr) => {
-        $module::rnn(
-            $r.u.view(),
-            $r.x0.view(),
-            $r.y0.view(),
-            $r.w.view(),
-            $r.w_in_1.view(),
-            $r.w_in_2.view(),
-            $r.w_feedback.view(),
-            $r.w_out.view(),
-        )
-    };
-}
-
-/// Every row of `got` against `want`'s rows within 1e-12.
-fn rows_close(got: &Array2<f64>, want: &[Array1<f64>]) {
-    assert_eq!(got.nrows(), want.len());
-    for (row, want) in got.rows().into_iter().zip(want) {
-        assert_allclose(&row.to_vec(), &want.to_vec(), 1e-12);
-    }
-}
-
 #[test]
 fn the_tutorial_rnn_agrees_with_its_hand_written_loop() {
     // (n_x, columns of w_in_2): grouped; grouped with the recurrent stack packed (160 x
     // 160); the past input's product of one column, broadcast in the group's sum.
     for (n_x, in_2_columns) in [(4, 4), (160, 160), (4, 1)] {
         for steps in [0usize, 1, 2, 7] {
-            let r = Rnn::new(steps + 4, n_x, in_2_columns);
+            let r = Rnn::new(steps + 4, n_x, 2, in_2_columns, n_x);
             let (want_x, want_y) = r.by_hand();
             for (name, got) in [
-                ("all", run_rnn!(all, r)),
-                ("none", run_rnn!(none, r)),
-                ("alone", run_rnn!(alone, r)),
-                ("without", run_rnn!(without, r)),
+                ("all", r.run(all::rnn)),
+                ("none", r.run(none::rnn)),
+                ("alone", r.run(alone::rnn)),
+                ("without", r.run(without::rnn)),
             ] {
                 let (x, y) = got.unwrap_or_else(|e| panic!("{name}, {steps} steps: {e}"));
                 assert_eq!(x.shape(), &[steps, n_x], "{name}");
@@ -176,7 +87,7 @@ fn the_tutorial_rnn_agrees_with_its_hand_written_loop() {
                 rows_close(&y, &want_y);
             }
             if steps == 7 && n_x < 100 {
-                let (x, y) = run_rnn!(all, r).unwrap();
+                let (x, y) = r.run(all::rnn).unwrap();
                 second_opinion(all::SOURCE, "rnn", r.args(), vec![x.into(), y.into()]);
             }
         }
@@ -186,9 +97,9 @@ fn the_tutorial_rnn_agrees_with_its_hand_written_loop() {
 #[test]
 fn the_grouped_rnn_equals_the_program_without_rewrites() {
     for in_2_columns in [6, 1] {
-        let r = Rnn::new(13, 6, in_2_columns);
-        let (x, y) = run_rnn!(all, r).unwrap();
-        let (x0, y0) = run_rnn!(none, r).unwrap();
+        let r = Rnn::new(13, 6, 2, in_2_columns, 6);
+        let (x, y) = r.run(all::rnn).unwrap();
+        let (x0, y0) = r.run(none::rnn).unwrap();
         for (a, b) in [(x, x0), (y, y0)] {
             assert_eq!(a.shape(), b.shape());
             assert_allclose(
@@ -204,11 +115,11 @@ fn the_grouped_rnn_equals_the_program_without_rewrites() {
 fn no_step_gives_empty_results_and_a_short_sequence_the_loops_error() {
     // 4 rows: the window exactly, no step: each tap's rows are cut to none before the
     // loop (`u[4..]`, `u[..-4]`), whose products are empty, not an error.
-    let r = Rnn::new(4, 5, 5);
+    let r = Rnn::new(4, 5, 2, 5, 5);
     for (name, got) in [
-        ("all", run_rnn!(all, r)),
-        ("none", run_rnn!(none, r)),
-        ("alone", run_rnn!(alone, r)),
+        ("all", r.run(all::rnn)),
+        ("none", r.run(none::rnn)),
+        ("alone", r.run(alone::rnn)),
     ] {
         let (x, y) = got.unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!((x.shape(), y.shape()), (&[0, 5][..], &[0, 2][..]), "{name}");
@@ -216,13 +127,13 @@ fn no_step_gives_empty_results_and_a_short_sequence_the_loops_error() {
     // Fewer rows than the window: the slices are empty (numpy's clamping, no error of
     // theirs), and the loop reports the short sequence as without rewrites.
     for rows in 0..4 {
-        let r = Rnn::new(rows, 5, 5);
-        let want = run_rnn!(none, r).unwrap_err().to_string();
+        let r = Rnn::new(rows, 5, 2, 5, 5);
+        let want = r.run(none::rnn).unwrap_err().to_string();
         assert!(
             want.starts_with(&format!("sequence `u` has {rows} row")),
             "{want}"
         );
-        for (name, got) in [("all", run_rnn!(all, r)), ("alone", run_rnn!(alone, r))] {
+        for (name, got) in [("all", r.run(all::rnn)), ("alone", r.run(alone::rnn))] {
             assert_eq!(got.unwrap_err().to_string(), want, "{name}, {rows} rows");
         }
     }
@@ -232,13 +143,13 @@ fn no_step_gives_empty_results_and_a_short_sequence_the_loops_error() {
 fn a_projection_of_the_wrong_size_fails_under_every_setting() {
     // w_in_2 with 4 rows for u's 3 columns: the product's error (before the loop when
     // grouped, at the first step without rewrites), naming the product.
-    let mut r = Rnn::new(7, 4, 4);
+    let mut r = Rnn::new(7, 4, 2, 4, 4);
     r.w_in_2 = matrix(4, 4, 6);
     for (name, got) in [
-        ("all", run_rnn!(all, r)),
-        ("none", run_rnn!(none, r)),
-        ("alone", run_rnn!(alone, r)),
-        ("without", run_rnn!(without, r)),
+        ("all", r.run(all::rnn)),
+        ("none", r.run(none::rnn)),
+        ("alone", r.run(alone::rnn)),
+        ("without", r.run(without::rnn)),
     ] {
         let e = got.unwrap_err().to_string();
         assert!(

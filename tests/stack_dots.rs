@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::tutorial_rnn::{rows_close, Rnn};
 use common::{assert_allclose, matrix, second_opinion, Value};
 use scan_runtime::prelude::*;
 
@@ -99,96 +100,6 @@ variants! {
     without: [all_except(stack_dots)];
 }
 
-/// The RNN's inputs for `steps` steps: n_u = 3, n_y = 2, and the given n_x and columns of
-/// w_feedback (n_x, or 1: its product broadcasts).
-struct Rnn {
-    u: Array2<f64>,
-    x0: Array2<f64>,
-    y0: Array1<f64>,
-    w: Array2<f64>,
-    w_in_1: Array2<f64>,
-    w_in_2: Array2<f64>,
-    w_feedback: Array2<f64>,
-    w_out: Array2<f64>,
-}
-
-impl Rnn {
-    fn new(steps: usize, n_x: usize, n_y: usize, feedback_columns: usize) -> Rnn {
-        let n_u = 3;
-        Rnn {
-            u: matrix(steps + 4, n_u, 1),
-            x0: matrix(3, n_x, 2),
-            y0: matrix(1, n_y, 3).row(0).to_owned(),
-            w: matrix(n_x, n_x, 4),
-            w_in_1: matrix(n_u, n_x, 5),
-            w_in_2: matrix(n_u, n_x, 6),
-            w_feedback: matrix(n_y, feedback_columns, 7),
-            w_out: matrix(n_x, n_y, 8),
-        }
-    }
-
-    /// The loop by hand, with numpy's broadcasting of a one-element feedback product.
-    fn by_hand(&self) -> (Vec<Array1<f64>>, Vec<Array1<f64>>) {
-        let steps = self.u.nrows() - 4;
-        let mut xs: Vec<Array1<f64>> = self.x0.rows().into_iter().map(|r| r.to_owned()).collect();
-        let mut ys = vec![self.y0.clone()];
-        for t in 0..steps {
-            let feedback = ys[t].dot(&self.w_feedback);
-            let n_x = self.w.ncols();
-            let feedback = feedback.broadcast(n_x).expect("1 or n_x columns");
-            let pre = xs[t + 2].dot(&self.w)
-                + self.u.row(t + 4).dot(&self.w_in_1)
-                + self.u.row(t).dot(&self.w_in_2)
-                + feedback;
-            let y = xs[t].dot(&self.w_out);
-            xs.push(pre.mapv(f64::tanh));
-            ys.push(y);
-        }
-        (xs.split_off(3), ys.split_off(1))
-    }
-
-    fn args(&self) -> Vec<Value> {
-        [&self.u, &self.x0]
-            .into_iter()
-            .map(|m| Value::from(m.clone()))
-            .chain([Value::from(self.y0.clone())])
-            .chain(
-                [
-                    &self.w,
-                    &self.w_in_1,
-                    &self.w_in_2,
-                    &self.w_feedback,
-                    &self.w_out,
-                ]
-                .map(|m| Value::from(m.clone())),
-            )
-            .collect()
-    }
-}
-
-macro_rules! run_rnn {
-    ($module:ident, $r:expr) => {
-        $module::rnn(
-            $r.u.view(),
-            $r.x0.view(),
-            $r.y0.view(),
-            $r.w.view(),
-            $r.w_in_1.view(),
-            $r.w_in_2.view(),
-            $r.w_feedback.view(),
-            $r.w_out.view(),
-        )
-    };
-}
-
-/// Every row of `got` against `want`'s rows within 1e-12.
-fn rows_close(got: &Array2<f64>, want: &[Array1<f64>]) {
-    assert_eq!(got.nrows(), want.len());
-    for (row, want) in got.rows().into_iter().zip(want) {
-        assert_allclose(&row.to_vec(), &want.to_vec(), 1e-12);
-    }
-}
-
 #[test]
 fn the_tutorial_rnn_agrees_with_its_hand_written_loop() {
     // (n_x, n_y, feedback columns): stacked; stacked and packed (208 x 160 is past
@@ -196,20 +107,20 @@ fn the_tutorial_rnn_agrees_with_its_hand_written_loop() {
     // the guard adds as before.
     for (n_x, n_y, feedback_columns) in [(4, 2, 4), (160, 48, 160), (4, 2, 1)] {
         for steps in [0usize, 1, 2, 7] {
-            let r = Rnn::new(steps, n_x, n_y, feedback_columns);
+            let r = Rnn::new(steps + 4, n_x, n_y, n_x, feedback_columns);
             let (want_x, want_y) = r.by_hand();
             for (name, got) in [
-                ("all", run_rnn!(all, r)),
-                ("none", run_rnn!(none, r)),
-                ("alone", run_rnn!(alone, r)),
-                ("without", run_rnn!(without, r)),
+                ("all", r.run(all::rnn)),
+                ("none", r.run(none::rnn)),
+                ("alone", r.run(alone::rnn)),
+                ("without", r.run(without::rnn)),
             ] {
                 let (x, y) = got.unwrap_or_else(|e| panic!("{name}, {steps} steps: {e}"));
                 rows_close(&x, &want_x);
                 rows_close(&y, &want_y);
             }
             if steps == 7 && n_x < 100 {
-                let (x, y) = run_rnn!(all, r).unwrap();
+                let (x, y) = r.run(all::rnn).unwrap();
                 second_opinion(all::SOURCE, "rnn", r.args(), vec![x.into(), y.into()]);
             }
         }
@@ -219,9 +130,9 @@ fn the_tutorial_rnn_agrees_with_its_hand_written_loop() {
 #[test]
 fn the_stacked_rnn_equals_the_program_without_rewrites() {
     for feedback_columns in [6, 1] {
-        let r = Rnn::new(9, 6, 3, feedback_columns);
-        let (x, y) = run_rnn!(all, r).unwrap();
-        let (x0, y0) = run_rnn!(none, r).unwrap();
+        let r = Rnn::new(13, 6, 3, 6, feedback_columns);
+        let (x, y) = r.run(all::rnn).unwrap();
+        let (x0, y0) = r.run(none::rnn).unwrap();
         for (a, b) in [(x, x0), (y, y0)] {
             assert_allclose(
                 &a.iter().copied().collect::<Vec<_>>(),
@@ -235,10 +146,10 @@ fn the_stacked_rnn_equals_the_program_without_rewrites() {
 #[test]
 fn a_wrong_size_is_the_same_error_with_and_without_stacking() {
     // w_feedback with 3 rows for y's 2: the feedback product's `Dot` error, named by it.
-    let mut r = Rnn::new(3, 4, 2, 4);
+    let mut r = Rnn::new(7, 4, 2, 4, 4);
     r.w_feedback = matrix(3, 4, 7);
-    let with = run_rnn!(all, r).unwrap_err().to_string();
-    let without = run_rnn!(none, r).unwrap_err().to_string();
+    let with = r.run(all::rnn).unwrap_err().to_string();
+    let without = r.run(none::rnn).unwrap_err().to_string();
     assert_eq!(with, without);
     assert!(with.contains("y_tm1.dot(w_feedback)"), "{with}");
 }

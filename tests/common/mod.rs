@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod grad_check;
+pub mod tutorial_rnn;
 
 pub use scan_codegen::eval::Value;
 use scan_runtime::ndarray;

@@ -280,18 +280,6 @@ mod tests {
         ]
     }
 
-    /// The step lines of a printed graph (a scan's step is indented by four).
-    fn step_lines(ir: &str) -> Vec<&str> {
-        ir.lines().filter(|l| l.starts_with("    ")).collect()
-    }
-
-    /// The lines of the outer graph (indented by two).
-    fn outer_lines(ir: &str) -> Vec<&str> {
-        ir.lines()
-            .filter(|l| l.starts_with("  %") && !l.starts_with("    "))
-            .collect()
-    }
-
     #[test]
     fn groups_the_tutorial_rnns_input_projections() {
         let (ir, fired) = apply(TUTORIAL_RNN, Pass::GroupProjections);

@@ -336,11 +336,6 @@ mod tests {
         ]
     }
 
-    /// The step lines of a printed graph (a scan's step is indented by four).
-    fn step_lines(ir: &str) -> Vec<&str> {
-        ir.lines().filter(|l| l.starts_with("    ")).collect()
-    }
-
     #[test]
     fn fires_on_the_tutorial_rnn_after_the_push_outs() {
         let (ir, fired) = apply_passes(TUTORIAL_RNN, &[Pass::PushOutSeq, Pass::StackDots]);

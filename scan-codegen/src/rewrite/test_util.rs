@@ -62,6 +62,18 @@ pub fn vec1(_: &[f64]) {}
 #[cfg(not(feature = "evaluator"))]
 pub fn assert_same_results(_: &str, _: &str, _: &[()]) {}
 
+/// The step lines of a printed graph (a scan's step is indented by four).
+pub fn step_lines(ir: &str) -> Vec<&str> {
+    ir.lines().filter(|l| l.starts_with("    ")).collect()
+}
+
+/// The lines of the outer graph of a printed graph (indented by two).
+pub fn outer_lines(ir: &str) -> Vec<&str> {
+    ir.lines()
+        .filter(|l| l.starts_with("  %") && !l.starts_with("    "))
+        .collect()
+}
+
 /// The scan tutorial's RNN (scan-bench's seed_taps), which group_projections and
 /// stack_dots both rewrite.
 pub const TUTORIAL_RNN: &str = r#"
