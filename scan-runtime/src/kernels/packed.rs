@@ -1569,7 +1569,7 @@ mod tests {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let (a, w) = (matrix(20, 515, 7), matrix(515, 521, 8));
-        assert!(515 * 521 >= PACK_SPLIT_MIN);
+        const { assert!(515 * 521 >= PACK_SPLIT_MIN) };
         let want = reference(&a, &w);
         let wt = w.t().to_owned();
         for w in [w.view(), wt.t()] {
