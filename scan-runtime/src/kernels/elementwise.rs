@@ -14,7 +14,7 @@
 
 use std::mem::MaybeUninit;
 
-use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, Zip};
+use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, IntoDimension, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
@@ -206,21 +206,25 @@ macro_rules! row_loops {
             if $(!matches!($op.strides()[last], 0 | 1))||+ {
                 return false;
             }
+            // Row by row, in the same (logical) order for the output and every input
+            // (all of one shape); `Zip` would take at most five inputs.
             let pass = |mut out: ArrayViewMut<'_, U, D>, $($op: ArrayView<'_, $t, D>),+| {
-                Zip::from(out.rows_mut())
-                    $(.and($op.rows()))+
-                    .for_each(|o, $($op),+| {
-                        let Some(o) = o.into_slice() else {
-                            unreachable!("rows of a contiguous last axis are slices")
+                $(let mut $op = $op.rows().into_iter();)+
+                for o in out.rows_mut() {
+                    let Some(o) = o.into_slice() else {
+                        unreachable!("rows of a contiguous last axis are slices")
+                    };
+                    $(
+                        let Some($op) = $op.next() else {
+                            unreachable!("inputs of the output's shape have its rows")
                         };
-                        $(
-                            let $op = match $op.to_slice() {
-                                Some(s) if s.len() == o.len() => Operand::Full(s),
-                                _ => Operand::Scalar($op[0]),
-                            };
-                        )+
-                        $slices(as_slots(o), ($($op,)+), f);
-                    });
+                        let $op = match $op.to_slice() {
+                            Some(s) if s.len() == o.len() => Operand::Full(s),
+                            _ => Operand::Scalar($op[0]),
+                        };
+                    )+
+                    $slices(as_slots(o), ($($op,)+), f);
+                }
             };
             // Halves of the leading axis over the spinning helper, as a contiguous map of
             // that size is split (a row long enough is split by the slice loops instead):
@@ -319,239 +323,148 @@ rows_of_slices!(row_slices2, slices2: a: A Da, b: B Db);
 rows_of_slices!(row_slices3, slices3: a: A Da, b: B Db, c: C Dc);
 rows_of_slices!(row_slices4, slices4: a: A Da, b: B Db, c: C Dc, d: E De);
 rows_of_slices!(row_slices5, slices5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
+rows_of_slices!(row_slices6, slices6: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg);
+rows_of_slices!(row_slices7, slices7:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh);
+rows_of_slices!(row_slices8, slices8:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di);
+rows_of_slices!(row_slices9, slices9:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj);
+rows_of_slices!(row_slices10, slices10:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk);
+rows_of_slices!(row_slices11, slices11:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk, l: L Dl);
+rows_of_slices!(row_slices12, slices12:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk, l: L Dl, m: M Dm);
 
 row_loops!(rows1, slices1: a: A Da);
 row_loops!(rows2, slices2: a: A Da, b: B Db);
 row_loops!(rows3, slices3: a: A Da, b: B Db, c: C Dc);
 row_loops!(rows4, slices4: a: A Da, b: B Db, c: C Dc, d: E De);
 row_loops!(rows5, slices5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
+row_loops!(rows6, slices6: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg);
+row_loops!(rows7, slices7: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh);
+row_loops!(rows8, slices8:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di);
+row_loops!(rows9, slices9:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj);
+row_loops!(rows10, slices10:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk);
+row_loops!(rows11, slices11:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk, l: L Dl);
+row_loops!(rows12, slices12:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk, l: L Dl, m: M Dm);
 
 slice_loops!(slices1: a fill_a: A);
 slice_loops!(slices2: a fill_a: A, b fill_b: B);
 slice_loops!(slices3: a fill_a: A, b fill_b: B, c fill_c: C);
 slice_loops!(slices4: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E);
 slice_loops!(slices5: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F);
+slice_loops!(slices6: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G);
+slice_loops!(slices7: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G, h fill_h: H);
+slice_loops!(slices8: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G, h fill_h: H, i fill_i: I);
+slice_loops!(slices9: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J);
+slice_loops!(slices10: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J, k fill_k: K);
+slice_loops!(slices11: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J, k fill_k: K, l fill_l: L);
+slice_loops!(slices12: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
+    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J, k fill_k: K, l fill_l: L,
+    m fill_m: M);
 
-/// `out = f(a)` elementwise.
-pub fn map1<'o, A, U, D, Da>(
-    out: impl Destination<'o, U, D>,
-    a: ArrayView<'_, A, Da>,
-    what: &str,
-    f: impl Fn(A) -> U + Sync,
-) -> Result<()>
-where
-    A: Copy + Sync,
-    U: Element,
-    D: Dimension,
-    Da: Dimension,
-{
-    let shape: D = broadcast_shape(what, &[a.shape()])?;
-    // Contiguous operands: one vectorized pass writing every element (into a trace's
-    // new row as it is, uninitialised).
-    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match Operand::of(&a, sh) {
-        Some(x) => slices1(o, (x,), &f),
-        None => row_slices1(o, sh, (a.view(),), &f),
+/// One function per arity, `$name(out, inputs..., what, f)`: `out = f(inputs...)`
+/// elementwise with numpy broadcasting, `Err(Broadcast)` naming `what` when the shapes do
+/// not broadcast. Contiguous operands (or rows of them, `rows_of_slices`, `row_loops`) run
+/// as vectorized slice loops; anything else is walked by `Zip` (`zip`, at most five inputs
+/// beside the output, the most it takes) or element by element through each input's index
+/// (`indexed`, a fused chain of more arrays whose operands are strided).
+macro_rules! map_fn {
+    ($how:ident $name:ident, $slices:ident, $row_slices:ident, $rows:ident:
+     $($op:ident: $t:ident $d:ident),+) => {
+        #[doc = concat!("`out = f(", stringify!($($op),+), ")` elementwise with broadcasting.")]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<'o, $($t, $d,)+ U, D>(
+            out: impl Destination<'o, U, D>,
+            $($op: ArrayView<'_, $t, $d>,)+
+            what: &str,
+            f: impl Fn($($t),+) -> U + Sync,
+        ) -> Result<()>
+        where
+            $($t: Copy + Sync, $d: Dimension,)+
+            U: Element,
+            D: Dimension,
+        {
+            let shape: D = broadcast_shape(what, &[$($op.shape()),+])?;
+            // Contiguous operands: one vectorized pass writing every element (into a
+            // trace's new row as it is, uninitialised).
+            let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| {
+                if let ($(Some($op),)+) = ($(Operand::of(&$op, sh),)+) {
+                    $slices(o, ($($op,)+), &f)
+                } else {
+                    $row_slices(o, sh, ($($op.view(),)+), &f)
+                }
+            };
+            let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
+                return Ok(());
+            };
+            if $rows(&mut out, ($($op.view(),)+), &f) {
+                return Ok(());
+            }
+            map_fn!(@walk $how out, f, $($op),+);
+            Ok(())
+        }
     };
-    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
-        return Ok(());
+    (@walk zip $out:ident, $f:ident, $($op:ident),+) => {
+        Zip::from($out)
+            $(.and_broadcast($op))+
+            .for_each(|o, $(&$op),+| *o = $f($($op),+));
     };
-    if rows1(&mut out, (a.view(),), &f) {
-        return Ok(());
-    }
-    Zip::from(out).and_broadcast(a).for_each(|o, &x| *o = f(x));
-    Ok(())
+    (@walk indexed $out:ident, $f:ident, $($op:ident),+) => {{
+        let shape = $out.raw_dim();
+        $(
+            let Some($op) = $op.broadcast(shape.clone()) else {
+                unreachable!("the shapes broadcast (checked above)")
+            };
+        )+
+        for (index, o) in $out.indexed_iter_mut() {
+            let index = index.into_dimension();
+            *o = $f($($op[index.clone()]),+);
+        }
+    }};
 }
 
-/// `out = f(a, b)` elementwise with broadcasting.
-pub fn map2<'o, A, B, U, D, Da, Db>(
-    out: impl Destination<'o, U, D>,
-    a: ArrayView<'_, A, Da>,
-    b: ArrayView<'_, B, Db>,
-    what: &str,
-    f: impl Fn(A, B) -> U + Sync,
-) -> Result<()>
-where
-    A: Copy + Sync,
-    B: Copy + Sync,
-    U: Element,
-    D: Dimension,
-    Da: Dimension,
-    Db: Dimension,
-{
-    let shape: D = broadcast_shape(what, &[a.shape(), b.shape()])?;
-    let fast =
-        |o: &mut [MaybeUninit<U>], sh: &[usize]| match (Operand::of(&a, sh), Operand::of(&b, sh)) {
-            (Some(x), Some(y)) => slices2(o, (x, y), &f),
-            _ => row_slices2(o, sh, (a.view(), b.view()), &f),
-        };
-    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
-        return Ok(());
-    };
-    if rows2(&mut out, (a.view(), b.view()), &f) {
-        return Ok(());
-    }
-    Zip::from(out)
-        .and_broadcast(a)
-        .and_broadcast(b)
-        .for_each(|o, &x, &y| *o = f(x, y));
-    Ok(())
-}
-
-/// `out = f(a, b, c)` elementwise with broadcasting (`where(c, a, b)` and friends).
-pub fn map3<'o, A, B, C, U, D, Da, Db, Dc>(
-    out: impl Destination<'o, U, D>,
-    a: ArrayView<'_, A, Da>,
-    b: ArrayView<'_, B, Db>,
-    c: ArrayView<'_, C, Dc>,
-    what: &str,
-    f: impl Fn(A, B, C) -> U + Sync,
-) -> Result<()>
-where
-    A: Copy + Sync,
-    B: Copy + Sync,
-    C: Copy + Sync,
-    U: Element,
-    D: Dimension,
-    Da: Dimension,
-    Db: Dimension,
-    Dc: Dimension,
-{
-    let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape()])?;
-    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match (
-        Operand::of(&a, sh),
-        Operand::of(&b, sh),
-        Operand::of(&c, sh),
-    ) {
-        (Some(x), Some(y), Some(z)) => slices3(o, (x, y, z), &f),
-        _ => row_slices3(o, sh, (a.view(), b.view(), c.view()), &f),
-    };
-    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
-        return Ok(());
-    };
-    if rows3(&mut out, (a.view(), b.view(), c.view()), &f) {
-        return Ok(());
-    }
-    Zip::from(out)
-        .and_broadcast(a)
-        .and_broadcast(b)
-        .and_broadcast(c)
-        .for_each(|o, &x, &y, &z| *o = f(x, y, z));
-    Ok(())
-}
-
-/// `out = f(a, b, c, d)` elementwise with broadcasting (a fused chain of four arrays).
-#[allow(clippy::too_many_arguments)]
-pub fn map4<'o, A, B, C, E, U, D, Da, Db, Dc, De>(
-    out: impl Destination<'o, U, D>,
-    a: ArrayView<'_, A, Da>,
-    b: ArrayView<'_, B, Db>,
-    c: ArrayView<'_, C, Dc>,
-    d: ArrayView<'_, E, De>,
-    what: &str,
-    f: impl Fn(A, B, C, E) -> U + Sync,
-) -> Result<()>
-where
-    A: Copy + Sync,
-    B: Copy + Sync,
-    C: Copy + Sync,
-    E: Copy + Sync,
-    U: Element,
-    D: Dimension,
-    Da: Dimension,
-    Db: Dimension,
-    Dc: Dimension,
-    De: Dimension,
-{
-    let shape: D = broadcast_shape(what, &[a.shape(), b.shape(), c.shape(), d.shape()])?;
-    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match (
-        Operand::of(&a, sh),
-        Operand::of(&b, sh),
-        Operand::of(&c, sh),
-        Operand::of(&d, sh),
-    ) {
-        (Some(x), Some(y), Some(z), Some(w)) => slices4(o, (x, y, z, w), &f),
-        _ => row_slices4(o, sh, (a.view(), b.view(), c.view(), d.view()), &f),
-    };
-    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
-        return Ok(());
-    };
-    if rows4(&mut out, (a.view(), b.view(), c.view(), d.view()), &f) {
-        return Ok(());
-    }
-    Zip::from(out)
-        .and_broadcast(a)
-        .and_broadcast(b)
-        .and_broadcast(c)
-        .and_broadcast(d)
-        .for_each(|o, &x, &y, &z, &w| *o = f(x, y, z, w));
-    Ok(())
-}
-
-/// `out = f(a, b, c, d, e)` elementwise with broadcasting (a fused chain of five arrays,
-/// the most `Zip` takes beside the output).
-#[allow(clippy::too_many_arguments)]
-pub fn map5<'o, A, B, C, E, F, U, D, Da, Db, Dc, De, Df>(
-    out: impl Destination<'o, U, D>,
-    a: ArrayView<'_, A, Da>,
-    b: ArrayView<'_, B, Db>,
-    c: ArrayView<'_, C, Dc>,
-    d: ArrayView<'_, E, De>,
-    e: ArrayView<'_, F, Df>,
-    what: &str,
-    f: impl Fn(A, B, C, E, F) -> U + Sync,
-) -> Result<()>
-where
-    A: Copy + Sync,
-    B: Copy + Sync,
-    C: Copy + Sync,
-    E: Copy + Sync,
-    F: Copy + Sync,
-    U: Element,
-    D: Dimension,
-    Da: Dimension,
-    Db: Dimension,
-    Dc: Dimension,
-    De: Dimension,
-    Df: Dimension,
-{
-    let shape: D = broadcast_shape(
-        what,
-        &[a.shape(), b.shape(), c.shape(), d.shape(), e.shape()],
-    )?;
-    let fast = |o: &mut [MaybeUninit<U>], sh: &[usize]| match (
-        Operand::of(&a, sh),
-        Operand::of(&b, sh),
-        Operand::of(&c, sh),
-        Operand::of(&d, sh),
-        Operand::of(&e, sh),
-    ) {
-        (Some(x), Some(y), Some(z), Some(w), Some(v)) => slices5(o, (x, y, z, w, v), &f),
-        _ => row_slices5(
-            o,
-            sh,
-            (a.view(), b.view(), c.view(), d.view(), e.view()),
-            &f,
-        ),
-    };
-    let Some(mut out) = prepare_fast_first(out, shape, what, fast)? else {
-        return Ok(());
-    };
-    if rows5(
-        &mut out,
-        (a.view(), b.view(), c.view(), d.view(), e.view()),
-        &f,
-    ) {
-        return Ok(());
-    }
-    Zip::from(out)
-        .and_broadcast(a)
-        .and_broadcast(b)
-        .and_broadcast(c)
-        .and_broadcast(d)
-        .and_broadcast(e)
-        .for_each(|o, &x, &y, &z, &w, &v| *o = f(x, y, z, w, v));
-    Ok(())
-}
+map_fn!(zip map1, slices1, row_slices1, rows1: a: A Da);
+map_fn!(zip map2, slices2, row_slices2, rows2: a: A Da, b: B Db);
+map_fn!(zip map3, slices3, row_slices3, rows3: a: A Da, b: B Db, c: C Dc);
+map_fn!(zip map4, slices4, row_slices4, rows4: a: A Da, b: B Db, c: C Dc, d: E De);
+map_fn!(zip map5, slices5, row_slices5, rows5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
+map_fn!(indexed map6, slices6, row_slices6, rows6:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg);
+map_fn!(indexed map7, slices7, row_slices7, rows7:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh);
+map_fn!(indexed map8, slices8, row_slices8, rows8:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di);
+map_fn!(indexed map9, slices9, row_slices9, rows9:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj);
+map_fn!(indexed map10, slices10, row_slices10, rows10:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk);
+map_fn!(indexed map11, slices11, row_slices11, rows11:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk, l: L Dl);
+map_fn!(indexed map12, slices12, row_slices12, rows12:
+    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
+    k: K Dk, l: L Dl, m: M Dm);
 
 #[cfg(test)]
 mod contiguous_tests {
@@ -902,7 +815,7 @@ mod contiguous_tests {
 #[cfg(test)]
 mod wide_tests {
     use super::*;
-    use ndarray::{array, Array2};
+    use ndarray::{array, s, Array1, Array2, ShapeBuilder};
 
     #[test]
     fn map4_and_map5_broadcast_every_operand() {
@@ -945,6 +858,154 @@ mod wide_tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("f * c + i * g"), "{e}");
+    }
+
+    /// An LSTM cell's arithmetic over ten arrays: the gate blocks are column slices of
+    /// three `[rows, 4 n]` arrays (the last a bias row broadcast down), and the cell state.
+    fn cell(rows: usize, n: usize, layout: &str) -> (Array2<f64>, Array2<f64>) {
+        let value =
+            |i: usize, j: usize, seed: usize| ((i * 7 + j * 3 + seed * 5) % 11) as f64 - 5.0;
+        let x = Array2::from_shape_fn((rows, 4 * n), |(i, j)| value(i, j, 1));
+        let d = Array2::from_shape_fn((rows, 4 * n), |(i, j)| value(i, j, 2));
+        let b = Array1::from_shape_fn(4 * n, |j| value(0, j, 3));
+        let c = Array2::from_shape_fn((rows, n), |(i, j)| value(i, j, 4));
+        let f = |p: f64, q: f64, r: f64, s: f64, t: f64, u: f64, v: f64, w: f64, y: f64, z: f64| {
+            (p + q + r) * z + (s + t + u) * (v - w + y)
+        };
+        let want = Array2::from_shape_fn((rows, n), |(i, j)| {
+            let g = |k: usize| (x[[i, k * n + j]], d[[i, k * n + j]], b[k * n + j]);
+            let ((p, q, r), (s, t, u), (v, w, y)) = (g(0), g(1), g(2));
+            f(p, q, r, s, t, u, v, w, y, c[[i, j]])
+        });
+        // Contiguous gate blocks (the slice loops), column slices (row by row), or the
+        // same values column-major (element by element).
+        let block = |a: &Array2<f64>, k: usize| a.slice(s![.., k * n..(k + 1) * n]).to_owned();
+        let (xs, ds): (Vec<_>, Vec<_>) = (0..3).map(|k| (block(&x, k), block(&d, k))).unzip();
+        let column_major = |a: &Array2<f64>| {
+            let mut f = Array2::<f64>::zeros(a.raw_dim().f());
+            f.assign(a);
+            f
+        };
+        let (x, d, c) = match layout {
+            "column-major" => (column_major(&x), column_major(&d), column_major(&c)),
+            _ => (x, d, c),
+        };
+        fn part(a: &Array2<f64>, k: usize, n: usize) -> ArrayView<'_, f64, ndarray::Ix2> {
+            a.view().slice_move(s![.., k * n..(k + 1) * n])
+        }
+        let bp = |k: usize| b.slice(s![k * n..(k + 1) * n]);
+        let mut out = Array2::<f64>::zeros((0, 0));
+        if layout == "contiguous" {
+            map10(
+                &mut out,
+                xs[0].view(),
+                ds[0].view(),
+                bp(0),
+                xs[1].view(),
+                ds[1].view(),
+                bp(1),
+                xs[2].view(),
+                ds[2].view(),
+                bp(2),
+                c.view(),
+                "cell",
+                f,
+            )
+            .unwrap();
+        } else {
+            map10(
+                &mut out,
+                part(&x, 0, n),
+                part(&d, 0, n),
+                bp(0),
+                part(&x, 1, n),
+                part(&d, 1, n),
+                bp(1),
+                part(&x, 2, n),
+                part(&d, 2, n),
+                bp(2),
+                c.view(),
+                "cell",
+                f,
+            )
+            .unwrap();
+        }
+        (out, want)
+    }
+
+    #[test]
+    fn map10_agrees_with_a_loop_on_every_path() {
+        for layout in ["contiguous", "column slices", "column-major"] {
+            // Rows long enough for the row loops, too short for them, and enough elements
+            // for the map to be split over two threads.
+            for (rows, n) in [(5, 40), (3, 5), (64, 300)] {
+                let (out, want) = cell(rows, n, layout);
+                assert_eq!(out, want, "{layout} {rows} x {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn map12_broadcasts_and_names_a_bad_shape() {
+        let a = array![[1.0, 2.0], [3.0, 4.0]];
+        let row = array![10.0, 20.0];
+        let col = array![[100.0], [200.0]];
+        let one = ndarray::arr0(0.5);
+        let mut out = Array2::<f64>::zeros((0, 0));
+        let sum = |p: f64,
+                   q: f64,
+                   r: f64,
+                   s: f64,
+                   t: f64,
+                   u: f64,
+                   v: f64,
+                   w: f64,
+                   x: f64,
+                   y: f64,
+                   z: f64,
+                   o: f64| { p + q + r + s + t + u + v + w + x + y + z + o };
+        map12(
+            &mut out,
+            a.view(),
+            row.view(),
+            col.view(),
+            one.view(),
+            a.t(),
+            row.view(),
+            col.view(),
+            a.view(),
+            one.view(),
+            row.view(),
+            col.view(),
+            a.view(),
+            "x",
+            sum,
+        )
+        .unwrap();
+        let want = Array2::from_shape_fn((2, 2), |(i, j)| {
+            3.0 * a[[i, j]] + a[[j, i]] + 3.0 * row[j] + 3.0 * col[[i, 0]] + 1.0
+        });
+        assert_eq!(out, want);
+        let bad = array![1.0, 2.0, 3.0];
+        let e = map12(
+            &mut out,
+            a.view(),
+            row.view(),
+            col.view(),
+            one.view(),
+            a.t(),
+            row.view(),
+            col.view(),
+            a.view(),
+            one.view(),
+            bad.view(),
+            col.view(),
+            a.view(),
+            "wide sum",
+            sum,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("wide sum"), "{e}");
     }
 }
 
