@@ -117,6 +117,13 @@ mod ops {
             Ok(a + b)
         }
 
+        /// A sum read only through two column slices (slice_operands computes each from
+        /// the operands' slices).
+        pub fn halves(a: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<Array2<f64>> {
+            let z = a + b;
+            Ok(z[(.., ..2)] * z[(.., 2..)])
+        }
+
         /// `w[i]` with `i` read from an integer sequence.
         pub fn pick(w: ArrayView1<f64>, idx: ArrayView1<i64>) -> Result<Array1<f64>> {
             let ys = scan(|i, w| w[i], sequences = idx, non_sequences = w);
@@ -775,6 +782,40 @@ fn elementwise_broadcast_mismatch() {
         "add",
         vec![Value::from(a), Value::from(b)],
         &["`a + b`", "[2, 3]", "[4]"],
+    );
+}
+
+#[test]
+fn elementwise_broadcast_mismatch_read_through_slices() {
+    // The columns of each slice (2) would fit a bias of 2 or 3; the sum's 4 do not.
+    let a = array![[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]];
+    for bad in [vec![1.0, 2.0], vec![1.0, 2.0, 3.0]] {
+        let b = Array1::from(bad);
+        let e = expect_err("halves(2x4, b)", || ops::halves(a.view(), b.view()));
+        assert_eq!(
+            e,
+            Error::Broadcast {
+                what: "a + b".into(),
+                shapes: vec![vec![2, 4], vec![b.len()]],
+            }
+        );
+        evaluator_rejects(
+            ops::SOURCE,
+            "halves",
+            vec![Value::from(a.clone()), Value::from(b)],
+            &["`a + b`", "[2, 4]"],
+        );
+    }
+    // A bias of one value, or of the sum's columns.
+    let one = ops::halves(a.view(), array![10.0].view()).unwrap();
+    assert_eq!(
+        one,
+        array![[11.0 * 13.0, 12.0 * 14.0], [15.0 * 17.0, 16.0 * 18.0]]
+    );
+    let row = ops::halves(a.view(), array![1.0, 2.0, 3.0, 4.0].view()).unwrap();
+    assert_eq!(
+        row,
+        array![[2.0 * 6.0, 4.0 * 8.0], [6.0 * 10.0, 8.0 * 12.0]]
     );
 }
 

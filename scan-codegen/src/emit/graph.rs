@@ -924,6 +924,21 @@ pub fn emit_in_place(
                 ));
                 Repr::View(ident.clone())
             }
+            // numpy's `broadcast_arrays(*inputs)[index]`, a view (slice_operands).
+            Op::BroadcastArrays { index } => {
+                let x = arg(*index).view();
+                let shapes: Vec<TokenStream> = (0..node.inputs.len())
+                    .map(|k| {
+                        let v = arg(k).view();
+                        quote!(#v.shape())
+                    })
+                    .collect();
+                let dim = super::dim_type(ty.rank);
+                body.extend(quote!(
+                    let #ident = #rt::kernels::broadcast_arrays::<_, _, #dim>(#x, &[#(#shapes),*], #label)?;
+                ));
+                Repr::View(ident.clone())
+            }
             // The adjoint of a broadcast (reverse mode): g summed back to like's shape.
             Op::Unbroadcast => {
                 let (gv, like) = (arg(0).view(), arg(1).view());

@@ -41,6 +41,7 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
         | Op::Squeeze { .. }
         | Op::BroadcastTo
         | Op::Unbroadcast => views_own_taps(op, j, node.inputs[0]),
+        Op::BroadcastArrays { index } => views_own_taps(op, j, node.inputs[index]),
         _ => false,
     }
 }

@@ -143,6 +143,18 @@ pub fn sum_to_shape(g: &Value, like: &Value, label: &str) -> Result<Value, Strin
         .ok_or_else(|| format!("IR error: `{label}`: a gradient of {}", g.describe()))
 }
 
+/// numpy's `broadcast_arrays(*arrays)[k]` for `x`, array k of `shapes`' arrays: `x` as
+/// the arrays' broadcast shape, `Err` as an elementwise operation on them gives when they
+/// do not broadcast.
+pub fn broadcast_arrays(x: &Value, shapes: &[&[usize]], label: &str) -> Result<Value, String> {
+    let shape = super::elemwise::operands_shape(shapes, label)?;
+    let dims: Vec<Value> = shape
+        .iter()
+        .map(|&n| Value::I64(ndarray::arr0(n as i64).into_dyn()))
+        .collect();
+    broadcast_to(x, &dims, label)
+}
+
 /// numpy's `broadcast_to(x, dims)`: x's axes match the last lengths, each equal or 1.
 pub fn broadcast_to(x: &Value, dims: &[Value], label: &str) -> Result<Value, String> {
     let mut shape = Vec::new();

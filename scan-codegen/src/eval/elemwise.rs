@@ -26,6 +26,18 @@ pub fn broadcast_shape(shapes: &[&[usize]]) -> Option<Vec<usize>> {
     Some(result)
 }
 
+/// The broadcast shape of an elementwise operation's operands, `Err` naming `label` when
+/// they do not broadcast.
+pub fn operands_shape(shapes: &[&[usize]], label: &str) -> Result<Vec<usize>, String> {
+    broadcast_shape(shapes).ok_or_else(|| {
+        let list: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+        format!(
+            "`{label}`: operands of shapes {} cannot be broadcast together",
+            list.join(" and ")
+        )
+    })
+}
+
 /// A view of `a` stretched to `shape` (which must be a broadcast of `a`'s shape).
 fn stretch<'a, T>(a: &'a ArrayD<T>, shape: &[usize]) -> Result<ArrayViewD<'a, T>, String> {
     a.broadcast(IxDyn(shape)).ok_or_else(|| {
@@ -75,13 +87,7 @@ pub fn eval_elemwise(op: ElemOp, args: &[Value], label: &str) -> Result<Value, S
         ));
     }
     let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape()).collect();
-    let shape = broadcast_shape(&shapes).ok_or_else(|| {
-        let list: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
-        format!(
-            "`{label}`: operands of shapes {} cannot be broadcast together",
-            list.join(" and ")
-        )
-    })?;
+    let shape = operands_shape(&shapes, label)?;
     let result = match args {
         [x] => unary(op, x),
         [a, b] => binary(op, a, b, &shape)?,

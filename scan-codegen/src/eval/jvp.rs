@@ -408,6 +408,13 @@ fn rule(
         }
         Op::Squeeze { axis } => linear(&|t| assemble::squeeze(t, *axis, label)),
         Op::BroadcastTo => linear(&|t| assemble::broadcast_to(t, &args[1..], label)),
+        // Linear in input `index`, the others giving only their shapes.
+        Op::BroadcastArrays { index } => {
+            let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape()).collect();
+            t(*index)
+                .map(|t| assemble::broadcast_arrays(t, &shapes, label))
+                .transpose()
+        }
         Op::Diag => linear(&|t| assemble::diag(t, &args[1], label)),
         Op::Tri { upper } => linear(&|t| assemble::tri(t, &args[1], *upper, label)),
         Op::Take { axis } => linear(&|t| assemble::take(t, &args[1], *axis, label)),

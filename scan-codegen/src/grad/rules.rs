@@ -127,6 +127,12 @@ pub(super) fn adjoints(
                 out.push((0, b.unbroadcast(g, x(0))));
             }
         }
+        // The others give only their shapes.
+        Op::BroadcastArrays { index } => {
+            if want.get(*index).copied().unwrap_or(false) {
+                out.push((*index, b.unbroadcast(g, x(*index))));
+            }
+        }
         // A vector's diagonal matrix: the adjoint's diagonal.
         Op::Diag if ty.rank == 2 => {
             if want[0] {

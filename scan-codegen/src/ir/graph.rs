@@ -315,6 +315,13 @@ pub enum Op {
     /// aligned with the last lengths, each of x's lengths equal to its length or 1 (checked
     /// at run time); the rank is the lengths' count. A read-only view (zero strides).
     BroadcastTo,
+    /// inputs: arrays (of any dtypes); numpy's `broadcast_arrays(*inputs)[index]`: input
+    /// `index` as a view of the inputs' broadcast shape (zero strides on the repeated axes),
+    /// `Err` as an elementwise operation on them gives when their shapes do not broadcast.
+    /// The rank is the largest input rank. Made by `rewrite/slice_operands.rs`.
+    BroadcastArrays {
+        index: usize,
+    },
     /// inputs: `[g, like]`; the adjoint of a broadcast (made by `grad/`): g summed to
     /// like's shape, over g's leading axes that like lacks and over every axis where like
     /// has length 1 (kept, of length 1). Of like's type; like's shape must broadcast to

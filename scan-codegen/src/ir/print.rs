@@ -40,6 +40,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Stack { axis } => format!("stack(axis={axis})"),
             Op::Squeeze { axis } => format!("squeeze(axis={axis})"),
             Op::BroadcastTo => "broadcast_to".to_string(),
+            Op::BroadcastArrays { index } => format!("broadcast_arrays[{index}]"),
             Op::Unbroadcast => "sum_to_shape".to_string(),
             Op::Diag => "diag".to_string(),
             Op::Tri { upper } => if *upper { "triu" } else { "tril" }.to_string(),

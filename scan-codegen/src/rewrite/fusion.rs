@@ -9,15 +9,15 @@
 //! is computed by the same operations in the same order: results are bit-identical.
 //!
 //! Never fused: scalar (rank-0) operations, which already are plain Rust locals; anything
-//! that is not elementwise; chains reading more than five arrays (the widest runtime map).
+//! that is not elementwise; chains reading more than twelve arrays (the widest runtime map).
 
 use std::collections::HashMap;
 
 use super::{short, Log};
 use crate::ir::{Graph, Node, NodeId, Op};
 
-/// The widest elementwise map the runtime has (`kernels::map5`).
-pub const MAX_ARRAYS: usize = 5;
+/// The widest elementwise map the runtime has (`kernels::map12`).
+pub const MAX_ARRAYS: usize = 12;
 
 pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();

@@ -29,6 +29,7 @@ mod push_out_seq;
 mod reuse_cholesky;
 mod running_sum;
 mod save_mem;
+mod slice_operands;
 mod stack_dots;
 pub(crate) mod sum_lanes;
 
@@ -86,6 +87,10 @@ pub enum Pass {
     SaveMem,
     /// An addition of a matrix product accumulated onto its addend by the GEMM.
     Gemm,
+    /// A slice of an elementwise result read only through slices (an LSTM's gate block
+    /// cut into its gates) computed from slices of its operands, so fusion takes it into
+    /// the pass that reads the slice.
+    SliceOperands,
     /// Chains of elementwise operations on arrays computed in one pass.
     Fusion,
     /// An elementwise recurrence runs element chunks outer, steps inner (state in cache).
@@ -96,7 +101,7 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 19] = [
+pub const ORDER: [Pass; 20] = [
     Pass::Constants,
     Pass::Cse,
     // After cse, which makes two reads of one matrix one node.
@@ -129,6 +134,8 @@ pub const ORDER: [Pass; 19] = [
     Pass::SaveMem,
     // Before fusion, which would take an addition of a product into a pass of its own.
     Pass::Gemm,
+    // Before fusion, which then takes each slice's work into the pass that reads it.
+    Pass::SliceOperands,
     Pass::Fusion,
     Pass::LoopInterchange,
     Pass::SumLanes,
@@ -157,6 +164,7 @@ impl Pass {
             Pass::SaveMem => "save_mem",
             Pass::LoopInterchange => "loop_interchange",
             Pass::Gemm => "gemm",
+            Pass::SliceOperands => "slice_operands",
             Pass::Fusion => "fusion",
             Pass::SumLanes => "sum_lanes",
         }
@@ -185,6 +193,7 @@ impl Pass {
             Pass::SaveMem => save_mem::run(g, log),
             Pass::LoopInterchange => loop_interchange::run(g, log),
             Pass::Gemm => gemm::run(g, log),
+            Pass::SliceOperands => slice_operands::run(g, log),
             Pass::Fusion => fusion::run(g, log),
             Pass::SumLanes => sum_lanes::run(g, log),
         }

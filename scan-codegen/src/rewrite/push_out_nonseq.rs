@@ -38,6 +38,7 @@ fn worth_moving(op: &Op) -> bool {
             | Op::Permute { .. }
             | Op::Squeeze { .. }
             | Op::BroadcastTo
+            | Op::BroadcastArrays { .. }
             | Op::Scan(_)
             | Op::ScanOutput { .. }
     )

@@ -163,21 +163,55 @@ pub fn broadcast_to<'a, T, D: Dimension, E: Dimension>(
         dim[k] = usize::try_from(n)
             .map_err(|_| invalid(what, format!("negative length {n} in the shape {dims:?}")))?;
     }
-    let view = x.broadcast(dim).ok_or_else(|| {
+    // The shape for the error, without an allocation (`stretch` takes `x`).
+    let shape = x.raw_dim();
+    stretch(x, dim).ok_or_else(|| {
         invalid(
             what,
             format!(
                 "cannot broadcast an array of shape {:?} to the shape {dims:?}",
-                x.shape()
+                shape.slice()
             ),
         )
-    })?;
+    })
+}
+
+/// numpy's `broadcast_arrays(*arrays)[k]` for `x`, array k of the arrays of `shapes`: `x`
+/// as a view of their broadcast shape. `Err(Broadcast)` naming `what` (the elementwise
+/// operation they are the operands of) when the shapes do not broadcast, as that operation
+/// gives.
+pub fn broadcast_arrays<'a, T, D: Dimension, E: Dimension>(
+    x: ArrayView<'a, T, D>,
+    shapes: &[&[usize]],
+    what: &str,
+) -> Result<ArrayView<'a, T, E>> {
+    let dim: E = super::buffer::broadcast_shape(what, shapes)?;
+    let shape = x.raw_dim();
+    stretch(x, dim).ok_or_else(|| {
+        invalid(
+            what,
+            format!(
+                "internal error: an array of shape {:?} is not one of the arrays of shapes \
+                 {shapes:?}",
+                shape.slice()
+            ),
+        )
+    })
+}
+
+/// `x` repeated along the axes of `dim` it lacks or has of length 1 (a view, zero
+/// strides), as long as `x`'s data: `None` when `x` does not broadcast to `dim`.
+fn stretch<'a, T, D: Dimension, E: Dimension>(
+    x: ArrayView<'a, T, D>,
+    dim: E,
+) -> Option<ArrayView<'a, T, E>> {
+    let view = x.broadcast(dim)?;
     // SAFETY: `view` reads only elements of `x` (its pointer and strides are `x`'s, with
     // zero strides on the repeated axes), which are borrowed immutably for `'a`; the raw
     // view handed back as an `ArrayView<'a>` is read-only, so nothing writes them while it
     // lives. This only lifts the lifetime of `broadcast`'s borrow of the local `x` to that
     // of the data `x` views.
-    Ok(unsafe { view.raw_view().deref_into_view() })
+    Some(unsafe { view.raw_view().deref_into_view() })
 }
 
 /// numpy's `a[start:stop:step]` on axis `axis` (Python's `slice(start, stop,
@@ -670,7 +704,36 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, aview0, Array1, Array2, Array3};
+    use ndarray::{array, aview0, Array1, Array2, Array3, Ix2};
+
+    #[test]
+    fn broadcast_arrays_stretches_each_to_the_common_shape_or_names_the_operation() {
+        let (a, row, col) = (
+            array![[1, 2, 3], [4, 5, 6]],
+            array![7, 8, 9],
+            array![[1], [2]],
+        );
+        let shapes = [a.shape(), row.shape(), col.shape()];
+        let r: ArrayView<'_, i32, Ix2> =
+            broadcast_arrays(row.view(), &shapes, "a + r + c").unwrap();
+        assert_eq!(r, array![[7, 8, 9], [7, 8, 9]]);
+        let c: ArrayView<'_, i32, Ix2> =
+            broadcast_arrays(col.view(), &shapes, "a + r + c").unwrap();
+        assert_eq!(c, array![[1, 1, 1], [2, 2, 2]]);
+        let same: ArrayView<'_, i32, Ix2> =
+            broadcast_arrays(a.view(), &shapes, "a + r + c").unwrap();
+        assert_eq!(same, a);
+        let bad = array![1, 2];
+        let e = broadcast_arrays::<_, _, Ix2>(a.view(), &[a.shape(), bad.shape()], "a + bad")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            crate::error::Error::Broadcast {
+                what: "a + bad".into(),
+                shapes: vec![vec![2, 3], vec![2]],
+            }
+        );
+    }
 
     #[test]
     fn concatenate_joins_along_an_axis_or_names_both_shapes() {
