@@ -27,6 +27,7 @@
 //! another backend's in the last bits.
 
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ndarray::{ArrayView1, ArrayView2, ArrayViewMut2, Axis, Ix1, Ix2};
 
@@ -140,7 +141,7 @@ enum Left<'a, T> {
     Rows(ArrayView2<'a, T>),
     /// A single row (`m == 1`) read in place along its stride, through one pointer.
     Row(ArrayView2<'a, T>),
-    /// Blocks of `mr` rows, `k`-major, zeros past `m` ([`pack_left`]), each read through
+    /// Blocks of `mr` rows, `k`-major, zeros past `m` ([`pack_block`], [`SharedLeft`]), each read through
     /// one pointer. Packing pays on wide products ([`PACK_LEFT_COLS`]).
     Packed(&'a [T]),
 }
@@ -288,25 +289,86 @@ fn fill_panels<T: Copy + Default>(
     }
 }
 
-/// `a` (`m x k`, any strides) packed for the kernels: blocks of `mr` rows, `k`-major
-/// (element `(r, kk)` of block `b` at `(b * k + kk) * mr + r`), zeros past `m`, into
-/// `dst` (resized; its memory reused from one product to the next).
-fn pack_left<T: Copy + Default>(dst: &mut Vec<T>, a: ArrayView2<'_, T>, mr: usize) {
-    let (m, k) = a.dim();
-    dst.resize(m.div_ceil(mr) * k * mr, T::default());
-    for (b, block) in dst.chunks_exact_mut(k * mr).enumerate() {
-        for r in 0..mr {
-            let i = b * mr + r;
-            if i < m {
-                for (d, &x) in block.chunks_exact_mut(mr).zip(a.row(i)) {
-                    d[r] = x;
-                }
-            } else {
-                for d in block.chunks_exact_mut(mr) {
-                    d[r] = T::default();
-                }
+/// Row block `b` of `a` (`m x k`, any strides) packed for the kernels into `dst` (`k *
+/// mr` elements): `k`-major, element `(r, kk)` at `kk * mr + r`, zeros past `m`.
+fn pack_block<T: Copy + Default>(dst: &mut [T], a: ArrayView2<'_, T>, b: usize, mr: usize) {
+    for r in 0..mr {
+        let i = b * mr + r;
+        if i < a.nrows() {
+            for (d, &x) in dst.chunks_exact_mut(mr).zip(a.row(i)) {
+                d[r] = x;
+            }
+        } else {
+            for d in dst.chunks_exact_mut(mr) {
+                d[r] = T::default();
             }
         }
+    }
+}
+
+/// The left operand packed ([`pack_block`], block after block) by every part of a split
+/// product at its start, each part taking the next block not taken yet, then waiting
+/// until all are packed: where one thread packed it all while the others waited, with no
+/// synchronisation of its own (the parts' join starts them). A part run after another
+/// (the helper busy) finds every block packed.
+struct SharedLeft<'a, T> {
+    /// The packed blocks' memory (`blocks * k * mr` elements), written through this
+    /// pointer until `done` reaches `blocks`, only read after.
+    at: *mut T,
+    len: usize,
+    a: ArrayView2<'a, T>,
+    mr: usize,
+    blocks: usize,
+    /// The next block to take.
+    next: AtomicUsize,
+    /// Blocks packed.
+    done: AtomicUsize,
+    _memory: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: the parts write disjoint blocks (each block is taken once, by `next`) and read
+// the memory only after every write (`done`, release/acquire); `a` is only read.
+unsafe impl<T: Sync> Sync for SharedLeft<'_, T> {}
+
+impl<'a, T: Copy + Default + Sync> SharedLeft<'a, T> {
+    fn new(memory: &'a mut Vec<T>, a: ArrayView2<'a, T>, mr: usize) -> Self {
+        let blocks = a.nrows().div_ceil(mr);
+        let len = blocks * a.ncols() * mr;
+        memory.resize(len, T::default());
+        SharedLeft {
+            at: memory.as_mut_ptr(),
+            len,
+            a,
+            mr,
+            blocks,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            _memory: std::marker::PhantomData,
+        }
+    }
+
+    /// Packs blocks until none is left, waits for the ones other parts took, and gives
+    /// the packed operand.
+    fn packed(&self) -> &[T] {
+        let size = self.a.ncols() * self.mr;
+        loop {
+            let b = self.next.fetch_add(1, Ordering::Relaxed);
+            if b >= self.blocks {
+                break;
+            }
+            // SAFETY: block `b` (elements `b * size..(b + 1) * size`, inside the `len`
+            // of the vector) is taken by this call alone, and nothing reads it before
+            // `done` counts it.
+            let dst = unsafe { std::slice::from_raw_parts_mut(self.at.add(b * size), size) };
+            pack_block(dst, self.a, b, self.mr);
+            self.done.fetch_add(1, Ordering::Release);
+        }
+        while self.done.load(Ordering::Acquire) < self.blocks {
+            std::hint::spin_loop();
+        }
+        // SAFETY: every block is written (`done`, acquire: the writes happen before this
+        // read) and none is written again, so the memory is initialised and only read.
+        unsafe { std::slice::from_raw_parts(self.at, self.len) }
     }
 }
 
@@ -1112,26 +1174,29 @@ macro_rules! packed_impl {
                 // each is contiguous and the product too narrow for packing to pay; else
                 // `a` packed.
                 let contiguous = k == 1 || a.strides()[1] == 1;
-                let left = if m == 1 {
-                    Left::Row(a)
-                } else if contiguous && self.n < PACK_LEFT_COLS * parts {
-                    Left::Rows(a)
+                let shared = if m == 1 || (contiguous && self.n < PACK_LEFT_COLS * parts) {
+                    None
                 } else {
-                    pack_left(&mut self.left, a, mr);
-                    Left::Packed(&self.left)
+                    Some(SharedLeft::new(&mut self.left, a, mr))
                 };
-                let job = Job {
-                    m,
-                    k,
-                    n: self.n,
-                    left,
-                    panels: &self.panels,
-                    add,
-                    reverse: self.reverse,
-                };
+                let (n, panels_memory, reverse, isa) =
+                    (self.n, &self.panels, self.reverse, self.isa);
                 self.reverse = !self.reverse;
-                let isa = self.isa;
                 let run = |range: std::ops::Range<usize>, out: &mut ArrayViewMut2<'_, $t>| {
+                    let left = match &shared {
+                        Some(shared) => Left::Packed(shared.packed()),
+                        None if m == 1 => Left::Row(a),
+                        None => Left::Rows(a),
+                    };
+                    let job = Job {
+                        m,
+                        k,
+                        n,
+                        left,
+                        panels: panels_memory,
+                        add,
+                        reverse,
+                    };
                     $kernels::run_panels(isa, &job, range, out)
                 };
                 split_in(0..panels, parts, nr, out, &run);
@@ -1548,14 +1613,20 @@ mod tests {
             .unwrap_or_else(|e| e.into_inner());
         let (a, w) = (matrix(64, 512, 5), matrix(512, 520, 6));
         let want = reference(&a, &w);
+        // Rows read in place, and a left operand whose rows are not contiguous, packed by
+        // both parts of the split product (`SharedLeft`).
+        let at = Array2::from_shape_fn((512, 64), |(i, j)| a[[j, i]]);
+        assert_ne!(at.t().strides()[1], 1);
         let mut p = PackedMatrix::<f64>::new(w.view());
         let mut out = Array2::<f64>::zeros((0, 0));
         for threads in [1, 2] {
             crate::threads::set_num_threads(threads);
-            // Twice: the panels are visited in one order, then in the other.
-            for _ in 0..2 {
-                p.dot_mm(&mut out, a.view(), w.view(), "a · w").unwrap();
-                assert_eq!(out, want, "{threads} threads");
+            for left in [a.view(), at.t()] {
+                // Twice: the panels are visited in one order, then in the other.
+                for _ in 0..2 {
+                    p.dot_mm(&mut out, left, w.view(), "a · w").unwrap();
+                    assert_eq!(out, want, "{threads} threads");
+                }
             }
         }
         crate::threads::set_num_threads(0);
