@@ -197,24 +197,26 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     /// The memory of the next row, not initialised, for a kernel to write in place (a
     /// [`Slot`]), and the rows before it. The row joins the trace with
     /// [`Self::commit_row`] once a kernel has written it.
-    #[inline]
+    ///
+    /// Inlined whole but for the checks and the growth ([`Self::room_for_row`]): built in
+    /// the caller, the views stay in registers, where returned through memory they cost a
+    /// Kalman filter's step a stall on reading back what was just stored.
+    #[inline(always)]
     #[allow(clippy::type_complexity)]
     pub fn next_slot(
         &mut self,
         what: &str,
     ) -> Result<(ArrayView<'_, T, D>, Slot<'_, T, D::Smaller>)> {
-        self.check_started(what)?;
-        self.filled = false;
-        self.reserve_rows(what, self.rows() + 1)?;
+        self.room_for_row(what)?;
         let (len, row_len) = (self.data.len(), self.row_len);
         let past_dim = self.shape();
         let row_dim = self.dim.remove_axis(Axis(0));
         let base = self.data.as_mut_ptr();
         // SAFETY: the first `len` elements of the vector are initialised (`offset <= len`:
         // the padding is part of them) and the `row_len` after them are within its capacity
-        // (`reserve_rows` just above), so the two slices are inside one allocation and do
-        // not overlap. Both borrow `self` (the
-        // signature's `'_`), so the vector cannot reallocate or change while they live.
+        // (`room_for_row` just above), so the two slices are inside one allocation and do
+        // not overlap. Both borrow `self` (the signature's `'_`), so the vector cannot
+        // reallocate or change while they live.
         let (past, elems) = unsafe {
             (
                 std::slice::from_raw_parts(base.add(self.offset), len - self.offset),
@@ -228,6 +230,15 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
             filled: &mut self.filled,
         };
         Ok((past, slot))
+    }
+
+    /// [`Self::next_slot`]'s checks: the trace is started, and has room for one more row
+    /// (grown if not).
+    #[inline]
+    fn room_for_row(&mut self, what: &str) -> Result<()> {
+        self.check_started(what)?;
+        self.filled = false;
+        self.reserve_rows(what, self.rows() + 1)
     }
 
     /// Makes the row given by [`Self::next_slot`] part of the trace, once a kernel wrote
