@@ -78,9 +78,12 @@ pub struct PackedMatrix<T: 'static> {
     isa: Isa,
     /// Whether `w` was packed (it was large enough); if not, `panels` is empty.
     packed: bool,
-    /// Panel `j` holds columns `j*nr .. j*nr + nr` (zeros past `n`), row after row; `nr`
-    /// is the kernel's panel width (`blocking`).
+    /// After `start` elements of padding, panel `j` holds columns `j*nr .. j*nr + nr`
+    /// (zeros past `n`), row after row; `nr` is the kernel's panel width (`blocking`).
     panels: Vec<T>,
+    /// Where the panels start: on a cache line (`buffer::ALIGN`), so that no vector load
+    /// of a panel row straddles two lines.
+    start: usize,
     /// The left operand of the current product, packed.
     left: Vec<T>,
     /// The order of the next product's panels: it alternates, so that a product starts
@@ -104,6 +107,7 @@ impl<T: 'static> Default for PackedMatrix<T> {
             isa: Isa::Base,
             packed: false,
             panels: Vec::new(),
+            start: 0,
             left: Vec::new(),
             reverse: false,
         }
@@ -968,8 +972,22 @@ macro_rules! packed_impl {
                         self.panels = kept;
                     }
                 }
+                // Padding first, up to a cache line: the allocator gives 16-byte
+                // alignment, and an LSTM's W_x panels were read 16 bytes off a line in
+                // every call (each 128-byte panel row over three lines).
+                let pad = super::buffer::align_elems::<$t>();
                 self.panels.clear();
-                self.panels.reserve(len);
+                self.panels.reserve(len + pad);
+                let skip = if len == 0 {
+                    0
+                } else {
+                    self.panels
+                        .as_ptr()
+                        .align_offset(super::buffer::ALIGN)
+                        .min(pad)
+                };
+                self.panels.resize(skip, 0.0);
+                self.start = skip;
                 let slots = &mut self.panels.spare_capacity_mut()[..len];
                 if len >= PACK_SPLIT_MIN && crate::threads::num_threads() >= 2 {
                     // Half the panels on the spinning helper: at two threads the packing
@@ -984,8 +1002,8 @@ macro_rules! packed_impl {
                     fill_panels(slots, w, nr, 0);
                 }
                 // SAFETY: `fill_panels` wrote each of the `len` elements after the
-                // (empty) vector's start, within the capacity reserved above.
-                unsafe { self.panels.set_len(len) };
+                // padding, within the capacity reserved above.
+                unsafe { self.panels.set_len(skip + len) };
                 (self.k, self.n, self.isa, self.packed) = (k, n, isa, pack);
             }
 
@@ -1180,7 +1198,7 @@ macro_rules! packed_impl {
                     Some(SharedLeft::new(&mut self.left, a, mr))
                 };
                 let (n, panels_memory, reverse, isa) =
-                    (self.n, &self.panels, self.reverse, self.isa);
+                    (self.n, &self.panels[self.start..], self.reverse, self.isa);
                 self.reverse = !self.reverse;
                 let run = |range: std::ops::Range<usize>, out: &mut ArrayViewMut2<'_, $t>| {
                     let left = match &shared {
@@ -1651,7 +1669,9 @@ mod tests {
                 let mut out = Array2::<f64>::zeros((0, 0));
                 p.dot_mm(&mut out, a.view(), w, "a · w").unwrap();
                 assert_eq!(out, want, "{threads} threads");
-                packed.push(p.panels.clone());
+                let panels = &p.panels[p.start..];
+                assert_eq!(panels.as_ptr() as usize % crate::kernels::buffer::ALIGN, 0);
+                packed.push(panels.to_vec());
             }
             assert_eq!(packed[0], packed[1]);
         }
