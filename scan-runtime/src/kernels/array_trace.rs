@@ -198,7 +198,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
     /// [`Slot`]), and the rows before it. The row joins the trace with
     /// [`Self::commit_row`] once a kernel has written it.
     ///
-    /// Inlined whole but for the checks and the growth ([`Self::room_for_row`]): built in
+    /// Inlined whole but for the checks and the growth (`room_for_row`): built in
     /// the caller, the views stay in registers, where returned through memory they cost a
     /// Kalman filter's step a stall on reading back what was just stored.
     #[inline(always)]
