@@ -287,7 +287,20 @@ fn viterbi_decodes_the_best_path_of_a_plain_loop() {
 
 #[test]
 fn masked_lstm_keeps_the_state_of_masked_rows() {
-    let (t_len, batch, inputs, hidden) = (6, 3, 4, 5);
+    // Gates of 5 columns (too short for the row loops: element by element), of 24 (the
+    // gate sums computed per slice, row by row) and 64 x 256 (rows split over two threads).
+    // The reference evaluator's second opinion (every rewrite setting, every loop length)
+    // on the two smaller ones.
+    for (t_len, batch, inputs, hidden, evaluate) in [
+        (6, 3, 4, 5, true),
+        (4, 5, 3, 24, true),
+        (2, 64, 3, 256, false),
+    ] {
+        masked_lstm_case(t_len, batch, inputs, hidden, evaluate);
+    }
+}
+
+fn masked_lstm_case(t_len: usize, batch: usize, inputs: usize, hidden: usize, evaluate: bool) {
     let x = Array3::from_shape_vec(
         (t_len, batch, inputs),
         matrix(t_len * batch, inputs, 11)
@@ -295,7 +308,7 @@ fn masked_lstm_keeps_the_state_of_masked_rows() {
             .0,
     )
     .unwrap();
-    // Row 1 is masked at steps 2 and 3, row 2 from step 4 on.
+    // Row 1 is masked at steps 2 and 3, row 2 from step 4 on (when there are such steps).
     let mask = Array2::from_shape_fn((t_len, batch), |(t, b)| match b {
         1 if t == 2 || t == 3 => 0.0,
         2 if t >= 4 => 0.0,
@@ -333,9 +346,14 @@ fn masked_lstm_keeps_the_state_of_masked_rows() {
     assert_eq!(h.dim(), (t_len, batch, hidden));
     assert_floats(h.as_slice().unwrap(), &want, 1e-14);
     // Masked rows hold their state exactly.
-    assert_eq!(h.slice(s![2, 1, ..]), h.slice(s![1, 1, ..]));
-    assert_eq!(h.slice(s![3, 1, ..]), h.slice(s![1, 1, ..]));
-    assert_eq!(h.slice(s![5, 2, ..]), h.slice(s![3, 2, ..]));
+    if t_len == 6 {
+        assert_eq!(h.slice(s![2, 1, ..]), h.slice(s![1, 1, ..]));
+        assert_eq!(h.slice(s![3, 1, ..]), h.slice(s![1, 1, ..]));
+        assert_eq!(h.slice(s![5, 2, ..]), h.slice(s![3, 2, ..]));
+    }
+    if !evaluate {
+        return;
+    }
     second_opinion(
         programs::SOURCE,
         "masked_lstm",
