@@ -22,33 +22,17 @@ pub const MAX_ARRAYS: usize = 12;
 pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
     let users = g.consumers();
-    let fusible = |g: &Graph, id: NodeId| {
-        let n = g.node(id);
-        matches!(n.op, Op::Elemwise(_) | Op::Cast) && n.ty.rank >= 1
-    };
     let mut absorbed = vec![false; g.nodes.len()];
     let mut fused = Vec::new();
     for root in (0..g.nodes.len()).rev().map(NodeId) {
-        if absorbed[root.0] || !fusible(g, root) {
+        if absorbed[root.0] || !elementwise(g, root) {
             continue;
         }
-        // Grow the cluster through operands used only by it.
-        let mut cluster = vec![root];
-        let mut k = 0;
-        while k < cluster.len() {
-            let id = cluster[k];
-            k += 1;
-            for &operand in &g.node(id).inputs {
-                let single_use = users[operand.0].len() == 1 && !g.outputs.contains(&operand);
-                if fusible(g, operand) && single_use && !cluster.contains(&operand) {
-                    let mut grown = cluster.clone();
-                    grown.push(operand);
-                    if array_leaves(g, &grown).len() <= MAX_ARRAYS {
-                        cluster = grown;
-                    }
-                }
-            }
-        }
+        let cluster = grow(g, root, &users, |cluster, operand| {
+            let mut grown = cluster.to_vec();
+            grown.push(operand);
+            array_leaves(g, &grown).len() <= MAX_ARRAYS
+        });
         if cluster.len() < 2 {
             continue;
         }
@@ -76,6 +60,40 @@ pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
 }
 
+/// Elementwise work on arrays: an operation or cast of rank >= 1.
+pub(super) fn elementwise(g: &Graph, id: NodeId) -> bool {
+    let n = g.node(id);
+    matches!(n.op, Op::Elemwise(_) | Op::Cast) && n.ty.rank >= 1
+}
+
+/// `root` and the elementwise operations under it that only the cluster reads (none of
+/// them returned), grown through operands, each admitted by `admit(cluster, operand)`;
+/// `root` first.
+pub(super) fn grow(
+    g: &Graph,
+    root: NodeId,
+    users: &[Vec<NodeId>],
+    admit: impl Fn(&[NodeId], NodeId) -> bool,
+) -> Vec<NodeId> {
+    let mut cluster = vec![root];
+    let mut k = 0;
+    while k < cluster.len() {
+        let id = cluster[k];
+        k += 1;
+        for &operand in &g.node(id).inputs {
+            let single_use = users[operand.0] == [id] && !g.outputs.contains(&operand);
+            if elementwise(g, operand)
+                && single_use
+                && !cluster.contains(&operand)
+                && admit(&cluster, operand)
+            {
+                cluster.push(operand);
+            }
+        }
+    }
+    cluster
+}
+
 /// The operands of `cluster` computed outside it, in order of first use.
 fn leaves(g: &Graph, cluster: &[NodeId]) -> Vec<NodeId> {
     let mut out = Vec::new();
@@ -91,7 +109,8 @@ fn leaves(g: &Graph, cluster: &[NodeId]) -> Vec<NodeId> {
     out
 }
 
-fn array_leaves(g: &Graph, cluster: &[NodeId]) -> Vec<NodeId> {
+/// The operands of `cluster` of rank >= 1 computed outside it, in order of first use.
+pub(super) fn array_leaves(g: &Graph, cluster: &[NodeId]) -> Vec<NodeId> {
     leaves(g, cluster)
         .into_iter()
         .filter(|&l| g.ty(l).rank >= 1)

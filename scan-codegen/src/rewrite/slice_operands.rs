@@ -19,6 +19,7 @@
 //! `PathStep::Slice` steps). Not to indexing that removes an axis, strided slices or new
 //! axes.
 
+use super::fusion::{array_leaves, elementwise, grow};
 use super::{short, Log};
 use crate::ir::{Graph, Node, NodeId, Op, PathStep};
 
@@ -90,12 +91,6 @@ pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
 }
 
-/// Elementwise work that can move under slices: an operation or cast of an array.
-fn elementwise(g: &Graph, id: NodeId) -> bool {
-    let n = g.node(id);
-    matches!(n.op, Op::Elemwise(_) | Op::Cast) && n.ty.rank >= 1
-}
-
 /// Whether `id` is elementwise, not returned, and read only through basic slices.
 fn sliced_only(g: &Graph, id: NodeId, users: &[Vec<NodeId>]) -> bool {
     let basic = |u: &NodeId| {
@@ -119,37 +114,9 @@ fn sliced_only(g: &Graph, id: NodeId, users: &[Vec<NodeId>]) -> bool {
 /// in decreasing id order (`root` first).
 fn chain(g: &Graph, root: NodeId, users: &[Vec<NodeId>]) -> Vec<NodeId> {
     let rank = g.ty(root).rank;
-    let mut chain = vec![root];
-    let mut k = 0;
-    while k < chain.len() {
-        let id = chain[k];
-        k += 1;
-        for &operand in &g.node(id).inputs {
-            let joins = elementwise(g, operand)
-                && g.ty(operand).rank == rank
-                && users[operand.0] == [id]
-                && !g.outputs.contains(&operand)
-                && !chain.contains(&operand);
-            if joins {
-                chain.push(operand);
-            }
-        }
-    }
+    let mut chain = grow(g, root, users, |_, operand| g.ty(operand).rank == rank);
     chain.sort_by(|a, b| b.cmp(a));
     chain
-}
-
-/// The array operands of the chain computed outside it, in order of first use.
-fn array_leaves(g: &Graph, chain: &[NodeId]) -> Vec<NodeId> {
-    let mut out = Vec::new();
-    for &id in chain.iter().rev() {
-        for &i in &g.node(id).inputs {
-            if !chain.contains(&i) && !out.contains(&i) && g.ty(i).rank >= 1 {
-                out.push(i);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

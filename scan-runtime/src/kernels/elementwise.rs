@@ -318,70 +318,6 @@ macro_rules! rows_of_slices {
     };
 }
 
-rows_of_slices!(row_slices1, slices1: a: A Da);
-rows_of_slices!(row_slices2, slices2: a: A Da, b: B Db);
-rows_of_slices!(row_slices3, slices3: a: A Da, b: B Db, c: C Dc);
-rows_of_slices!(row_slices4, slices4: a: A Da, b: B Db, c: C Dc, d: E De);
-rows_of_slices!(row_slices5, slices5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
-rows_of_slices!(row_slices6, slices6: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg);
-rows_of_slices!(row_slices7, slices7:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh);
-rows_of_slices!(row_slices8, slices8:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di);
-rows_of_slices!(row_slices9, slices9:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj);
-rows_of_slices!(row_slices10, slices10:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk);
-rows_of_slices!(row_slices11, slices11:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk, l: L Dl);
-rows_of_slices!(row_slices12, slices12:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk, l: L Dl, m: M Dm);
-
-row_loops!(rows1, slices1: a: A Da);
-row_loops!(rows2, slices2: a: A Da, b: B Db);
-row_loops!(rows3, slices3: a: A Da, b: B Db, c: C Dc);
-row_loops!(rows4, slices4: a: A Da, b: B Db, c: C Dc, d: E De);
-row_loops!(rows5, slices5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
-row_loops!(rows6, slices6: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg);
-row_loops!(rows7, slices7: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh);
-row_loops!(rows8, slices8:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di);
-row_loops!(rows9, slices9:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj);
-row_loops!(rows10, slices10:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk);
-row_loops!(rows11, slices11:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk, l: L Dl);
-row_loops!(rows12, slices12:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk, l: L Dl, m: M Dm);
-
-slice_loops!(slices1: a fill_a: A);
-slice_loops!(slices2: a fill_a: A, b fill_b: B);
-slice_loops!(slices3: a fill_a: A, b fill_b: B, c fill_c: C);
-slice_loops!(slices4: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E);
-slice_loops!(slices5: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F);
-slice_loops!(slices6: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G);
-slice_loops!(slices7: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G, h fill_h: H);
-slice_loops!(slices8: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G, h fill_h: H, i fill_i: I);
-slice_loops!(slices9: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J);
-slice_loops!(slices10: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J, k fill_k: K);
-slice_loops!(slices11: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J, k fill_k: K, l fill_l: L);
-slice_loops!(slices12: a fill_a: A, b fill_b: B, c fill_c: C, d fill_d: E, e fill_e: F,
-    g fill_g: G, h fill_h: H, i fill_i: I, j fill_j: J, k fill_k: K, l fill_l: L,
-    m fill_m: M);
-
 /// One function per arity, `$name(out, inputs..., what, f)`: `out = f(inputs...)`
 /// elementwise with numpy broadcasting, `Err(Broadcast)` naming `what` when the shapes do
 /// not broadcast. Contiguous operands (or rows of them, `rows_of_slices`, `row_loops`) run
@@ -443,28 +379,44 @@ macro_rules! map_fn {
     }};
 }
 
-map_fn!(zip map1, slices1, row_slices1, rows1: a: A Da);
-map_fn!(zip map2, slices2, row_slices2, rows2: a: A Da, b: B Db);
-map_fn!(zip map3, slices3, row_slices3, rows3: a: A Da, b: B Db, c: C Dc);
-map_fn!(zip map4, slices4, row_slices4, rows4: a: A Da, b: B Db, c: C Dc, d: E De);
-map_fn!(zip map5, slices5, row_slices5, rows5: a: A Da, b: B Db, c: C Dc, d: E De, e: F Df);
-map_fn!(indexed map6, slices6, row_slices6, rows6:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg);
-map_fn!(indexed map7, slices7, row_slices7, rows7:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh);
-map_fn!(indexed map8, slices8, row_slices8, rows8:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di);
-map_fn!(indexed map9, slices9, row_slices9, rows9:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj);
-map_fn!(indexed map10, slices10, row_slices10, rows10:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk);
-map_fn!(indexed map11, slices11, row_slices11, rows11:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk, l: L Dl);
-map_fn!(indexed map12, slices12, row_slices12, rows12:
-    a: A Da, b: B Db, c: C Dc, d: E De, e: F Df, g: G Dg, h: H Dh, i: I Di, j: J Dj,
-    k: K Dk, l: L Dl, m: M Dm);
+/// Every arity's kernels: its slice loops, its rows of slices, its row loops and its map.
+macro_rules! arity {
+    ($how:ident $map:ident, $slices:ident, $row_slices:ident, $rows:ident:
+     $($op:ident $buf:ident: $t:ident $d:ident),+) => {
+        slice_loops!($slices: $($op $buf: $t),+);
+        rows_of_slices!($row_slices, $slices: $($op: $t $d),+);
+        row_loops!($rows, $slices: $($op: $t $d),+);
+        map_fn!($how $map, $slices, $row_slices, $rows: $($op: $t $d),+);
+    };
+}
+
+arity!(zip map1, slices1, row_slices1, rows1: a fill_a: A Da);
+arity!(zip map2, slices2, row_slices2, rows2: a fill_a: A Da, b fill_b: B Db);
+arity!(zip map3, slices3, row_slices3, rows3: a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc);
+arity!(zip map4, slices4, row_slices4, rows4:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd);
+arity!(zip map5, slices5, row_slices5, rows5:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De);
+arity!(indexed map6, slices6, row_slices6, rows6:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg);
+arity!(indexed map7, slices7, row_slices7, rows7:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh);
+arity!(indexed map8, slices8, row_slices8, rows8:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di);
+arity!(indexed map9, slices9, row_slices9, rows9:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj);
+arity!(indexed map10, slices10, row_slices10, rows10:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk);
+arity!(indexed map11, slices11, row_slices11, rows11:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl);
+arity!(indexed map12, slices12, row_slices12, rows12:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm);
 
 #[cfg(test)]
 mod contiguous_tests {
