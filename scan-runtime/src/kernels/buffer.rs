@@ -14,21 +14,56 @@ use crate::error::{Error, Result};
 #[inline]
 pub fn ensure_shape<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D) {
     if !same_shape(buf.shape(), &shape) {
-        // A large buffer kept from an earlier call (`pool`) keeps its mapped pages.
-        let padded = shape
-            .size_checked()
-            .and_then(|n| n.checked_add(pad::<T>(n)));
-        let kept = padded.and_then(super::pool::take::<T>);
-        let data = match kept {
-            Some(mut data) => {
-                data.resize(padded.unwrap_or(0), T::default());
-                data
-            }
-            None => vec![T::default(); padded.unwrap_or(0)],
-        };
-        *buf =
-            aligned(shape.clone(), data).unwrap_or_else(|| Array::from_elem(shape, T::default()));
+        *buf = allocate(shape.clone(), None, false)
+            .unwrap_or_else(|| Array::from_elem(shape, T::default()));
     }
+}
+
+/// Gives `buf` the shape `shape` with every element `value`: a new buffer is written once,
+/// with `value` (not with zeros first, then `value`: a pass over the whole buffer fewer,
+/// 8 MB of `ones_like` per call of power_large).
+pub fn ensure_shape_filled<T: Element, D: Dimension>(buf: &mut Array<T, D>, shape: D, value: T) {
+    if same_shape(buf.shape(), &shape) {
+        buf.fill(value);
+    } else {
+        *buf = allocate(shape.clone(), Some(value), false)
+            .unwrap_or_else(|| Array::from_elem(shape, value));
+    }
+}
+
+/// A new buffer of `shape`, aligned ([`ALIGN`]): every element `value` when given, else
+/// unspecified (a kept buffer from `pool` holds what its last user left; a fresh one is
+/// `T::default()`, zeroed memory from the allocator, which fresh pages already are).
+/// `None` when the size overflows, or, with `probe`, when the memory cannot be had (tried
+/// with `try_reserve_exact` first, an extra allocation: for sizes from the user, an `Err`
+/// rather than an abort).
+fn allocate<T: Element, D: Dimension>(
+    shape: D,
+    value: Option<T>,
+    probe: bool,
+) -> Option<Array<T, D>> {
+    let len = shape.size_checked()?;
+    let padded = len.checked_add(pad::<T>(len))?;
+    if padded.checked_mul(std::mem::size_of::<T>().max(1))? > isize::MAX as usize {
+        return None;
+    }
+    // A large buffer kept from an earlier call (`pool`) keeps its mapped pages.
+    let data = match super::pool::take::<T>(padded) {
+        Some(mut data) => {
+            if value.is_some() {
+                data.clear();
+            }
+            data.resize(padded, value.unwrap_or_default());
+            data
+        }
+        None => {
+            if probe {
+                Vec::<T>::new().try_reserve_exact(padded).ok()?;
+            }
+            vec![value.unwrap_or_default(); padded]
+        }
+    };
+    aligned(shape, data)
 }
 
 /// Where a kernel writes its result: a buffer of its own (`&mut Array`, given the result's
@@ -298,30 +333,7 @@ fn reshape_buffer<T: Element, D: Dimension>(
         what: what.to_string(),
         detail: format!("a buffer of shape {:?} cannot be allocated", shape.slice()),
     };
-    let len = shape.size_checked().ok_or_else(too_big)?;
-    let bytes = len
-        .checked_mul(std::mem::size_of::<T>().max(1))
-        .ok_or_else(too_big)?;
-    if bytes > isize::MAX as usize {
-        return Err(too_big());
-    }
-    // Probe that the memory can be had (an Err, not an abort, when it cannot), then
-    // allocate with `vec!`: for numbers whose default is zero it asks the allocator for
-    // zeroed memory (calloc), which fresh pages already are, instead of writing zeros
-    // over the whole buffer before the loop writes it again.
-    // A large buffer kept from an earlier call (`pool`) is reused: its pages are mapped
-    // already.
-    let padded = len.checked_add(pad::<T>(len)).ok_or_else(too_big)?;
-    if let Some(mut data) = super::pool::take::<T>(padded) {
-        data.resize(padded, T::default());
-        *buf = aligned(shape.clone(), data).ok_or_else(too_big)?;
-        return Ok(());
-    }
-    Vec::<T>::new()
-        .try_reserve_exact(padded)
-        .map_err(|_| too_big())?;
-    let data: Vec<T> = vec![T::default(); padded];
-    *buf = aligned(shape.clone(), data).ok_or_else(too_big)?;
+    *buf = allocate(shape.clone(), None, true).ok_or_else(too_big)?;
     Ok(())
 }
 
@@ -422,6 +434,27 @@ fn broadcast_error(what: &str, shapes: &[&[usize]]) -> Error {
 mod tests {
     use super::*;
     use ndarray::{Array2, ArrayD, Ix0, Ix1, Ix2, Ix3, IxDyn};
+
+    #[test]
+    fn filled_buffers_hold_the_value_everywhere() {
+        // A kept buffer (pool) still holds its last user's elements: all are overwritten.
+        let n = (super::super::pool::KEEP_MIN_BYTES / 8) + 100;
+        super::super::pool::recycle(ndarray::Array1::from_elem(n, 7.0f64));
+        let mut a = ndarray::Array1::<f64>::zeros(0);
+        ensure_shape_filled(&mut a, Ix1(n - 10), 1.5);
+        assert_eq!(super::super::pool::kept(), 0, "the kept buffer was taken");
+        assert_eq!(a.len(), n - 10);
+        assert!(a.iter().all(|&x| x == 1.5));
+        // A fresh one, and one of the same shape (filled in place).
+        let mut b = Array2::<f32>::zeros((0, 0));
+        ensure_shape_filled(&mut b, Ix2(40, 3), -2.0);
+        assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+        assert!(b.iter().all(|&x| x == -2.0));
+        let ptr = b.as_ptr();
+        ensure_shape_filled(&mut b, Ix2(40, 3), 3.0);
+        assert_eq!(b.as_ptr(), ptr, "same shape: no new buffer");
+        assert!(b.iter().all(|&x| x == 3.0));
+    }
 
     #[test]
     fn new_buffers_start_on_a_cache_line() {

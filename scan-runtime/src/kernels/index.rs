@@ -9,7 +9,7 @@ use ndarray::{
 
 use crate::element::{Element, Number};
 use crate::error::{Error, Result};
-use crate::kernels::buffer::{ensure_shape, try_ensure_shape};
+use crate::kernels::buffer::{ensure_shape, ensure_shape_filled, try_ensure_shape};
 
 /// `a[i]` on axis 0, removing it. `Err(IndexOutOfBounds)` naming `what` unless
 /// `-len <= i < len`.
@@ -137,8 +137,7 @@ pub fn fill_like<T: Element, A, D: Dimension>(
     like: ArrayView<'_, A, D>,
     value: T,
 ) {
-    ensure_shape(out, like.raw_dim());
-    out.fill(value);
+    ensure_shape_filled(out, like.raw_dim(), value);
 }
 
 /// numpy's `full(shape, value)` (and `zeros`, `ones`): `out` of shape `dims` filled with
