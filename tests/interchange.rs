@@ -95,6 +95,19 @@ macro_rules! programs {
                     Ok(x)
                 }
 
+                /// A state from `full_like` with a literal: the interchanged loop starts from
+                /// the value and never reads a filled buffer; the ordinary one fills it.
+                pub fn filled(a: ArrayView2<f64>, k: usize) -> Result<Array2<f64>> {
+                    let r = scan(|p, a| p * a + 0.5, outputs_info = full_like(a, -2.0), non_sequences = a, n_steps = k);
+                    Ok(r[-1])
+                }
+
+                /// The same with the state shaped like another argument than the factor.
+                pub fn filled_like(b: ArrayView1<f64>, a: ArrayView1<f64>, k: usize) -> Result<Array1<f64>> {
+                    let r = scan(|p, a| p * a, outputs_info = ones_like(b), non_sequences = a, n_steps = k);
+                    Ok(r[-1])
+                }
+
                 /// An interchanged scan inside an ordinary one.
                 pub fn nested(m: ArrayView2<f64>, h0: ArrayView1<f64>) -> Result<Array2<f64>> {
                     let h = scan(
@@ -409,6 +422,66 @@ fn matrix_rows_and_strided_views() {
 }
 
 #[test]
+fn states_from_full_like_start_from_its_value() {
+    for (r, c) in [(1, 1), (3, 5), (17, 61)] {
+        let a = matrix(r, c, 13);
+        for k in [1usize, 2, 7] {
+            let expected = a.mapv(|a| {
+                let mut p = -2.0;
+                for _ in 0..k {
+                    p = p * a + 0.5;
+                }
+                p
+            });
+            under_each_policy(|policy| {
+                let what = format!("{r}x{c} k = {k} {policy:?}");
+                let got = on::filled(a.view(), k).unwrap();
+                assert_eq!(got, expected, "{what}");
+                assert_eq!(got, off::filled(a.view(), k).unwrap(), "{what}");
+                // Transposed: the ordinary loop, its state filled first.
+                let got_t = on::filled(a.t(), k).unwrap();
+                assert_eq!(got_t, expected.t(), "{what} transposed");
+            });
+        }
+        assert!(on::filled(a.view(), 0).is_err(), "r[-1] of no step");
+    }
+    second_opinion(
+        on::SOURCE,
+        "filled",
+        vec![Value::from(matrix(3, 5, 13)), Value::from(2i64)],
+        vec![Value::from(on::filled(matrix(3, 5, 13).view(), 2).unwrap())],
+    );
+    // A state shaped like another argument: the same shape runs interchanged; a factor of
+    // one element broadcasts (the ordinary loop); a state of one element against three
+    // factors is the ordinary loop's error.
+    let (b, a) = (
+        Array1::from(values(1000, 14)),
+        Array1::from(values(1000, 15)),
+    );
+    let one = Array1::from(vec![1.25]);
+    under_each_policy(|policy| {
+        assert_eq!(
+            on::filled_like(b.view(), a.view(), 3).unwrap(),
+            a.mapv(|a| a * a * a),
+            "{policy:?}"
+        );
+        assert_eq!(
+            on::filled_like(b.view(), one.view(), 2).unwrap(),
+            Array1::from_elem(1000, 1.25 * 1.25),
+            "{policy:?}"
+        );
+        let e = on::filled_like(one.view(), a.view(), 2).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            off::filled_like(one.view(), a.view(), 2)
+                .unwrap_err()
+                .to_string(),
+            "{policy:?}"
+        );
+    });
+}
+
+#[test]
 fn shape_mismatches_are_the_ordinary_loops_errors() {
     let x0 = Array1::from(values(3, 9));
     under_each_policy(|policy| {
@@ -511,5 +584,5 @@ fn the_rewrite_fires_where_expected() {
         .collect();
     // Every program above has one elementwise recurrence; `nested` has two scans, of
     // which only the inner one is elementwise.
-    assert_eq!(ours.len(), 10, "{ours:#?}");
+    assert_eq!(ours.len(), 12, "{ours:#?}");
 }

@@ -1530,6 +1530,16 @@ mod fills {
             Ok((zeros_like(m), ones_like(v), ones_like(x), m.ones_like() * 7))
         }
 
+        /// numpy's `full_like`: the first argument's shape and dtype, the value converted.
+        pub fn full_likes(
+            m: ArrayView2<i32>,
+            v: ArrayView1<f32>,
+            x: f64,
+            c: f64,
+        ) -> Result<(Array2<i32>, Array1<f32>, f64, Array1<f32>, Array2<i32>)> {
+            Ok((full_like(m, 2.7), full_like(v, -1.5), full_like(x, 4), full_like(v, c), m.full_like(c) + 1))
+        }
+
         pub fn ranges(n: usize, k: i64) -> Result<(Array1<i64>, Array1<i64>, Array1<f64>)> {
             Ok((arange(n), arange(k) * 2 - 1, arange(k) / 2))
         }
@@ -1552,12 +1562,38 @@ fn zeros_like_ones_like_and_arange() {
     second_opinion(
         fills::SOURCE,
         "likes",
-        vec![Value::from(m), Value::from(v), Value::from(3.5f32)],
+        vec![Value::from(m.clone()), Value::from(v), Value::from(3.5f32)],
         vec![
             Value::from(z),
             Value::from(o),
             Value::from(one),
             Value::from(sevens),
+        ],
+    );
+
+    // full_like: numpy's conversions (2.7 and -3.9 truncated towards zero for i32).
+    let w = array![0.25f32, 8.0, -1.0];
+    let (twos, minus, four, cs, m_c) = fills::full_likes(m.view(), w.view(), 0.5, -3.9).unwrap();
+    assert_eq!(twos, Array2::<i32>::from_elem((2, 3), 2));
+    assert_eq!(minus.to_vec(), vec![-1.5f32; 3]);
+    assert_eq!(four, 4.0);
+    assert_eq!(cs.to_vec(), vec![-3.9f32; 3]);
+    assert_eq!(m_c, Array2::<i32>::from_elem((2, 3), -2));
+    second_opinion(
+        fills::SOURCE,
+        "full_likes",
+        vec![
+            Value::from(m.clone()),
+            Value::from(w.clone()),
+            Value::from(0.5),
+            Value::from(-3.9),
+        ],
+        vec![
+            Value::from(twos),
+            Value::from(minus),
+            Value::from(four),
+            Value::from(cs),
+            Value::from(m_c),
         ],
     );
 

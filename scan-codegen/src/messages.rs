@@ -710,6 +710,13 @@ pub fn full_value(found: Type) -> String {
     )
 }
 
+pub fn full_like_value(found: Type) -> String {
+    format!(
+        "the value of `full_like` is a scalar, found {}: `full_like(x, value)` fills x's shape with one value",
+        a(found)
+    )
+}
+
 pub fn powi_exponent() -> String {
     "the exponent of `powi` is an integer literal (i32); use `pow` for a computed exponent".into()
 }

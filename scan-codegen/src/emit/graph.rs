@@ -211,6 +211,19 @@ fn history_rows(g: &Graph, node: &Node, trace: &Repr) -> Option<(Ident, usize, I
     (is_init_rows && *start == depth && depth > 0).then(|| (buf.clone(), depth, done.clone()))
 }
 
+/// The scan that fills `fill`, a `fill_like` node, itself when its interchanged loop does
+/// not run (`scan::defers_fill`): its only reader, once, as an initial state.
+fn deferred_fill(g: &Graph, users: &[Vec<NodeId>], fill: NodeId) -> Option<NodeId> {
+    let [reader] = users[fill.0][..] else {
+        return None;
+    };
+    let Op::Scan(op) = &g.node(reader).op else {
+        return None;
+    };
+    let k = g.node(reader).inputs.iter().position(|&i| i == fill)?;
+    (!g.outputs.contains(&fill) && super::scan::defers_fill(op, k)).then_some(reader)
+}
+
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
     emit_in_place(g, prefix, inputs, &HashMap::new(), &HashMap::new(), None)
 }
@@ -249,6 +262,8 @@ pub fn emit_in_place(
     let with_extreme = maps_with_extremes(g, &folded, in_place);
     let chunkable = super::scan::chunkable_sequences(g, &users);
     let mut chunks: HashMap<NodeId, HashMap<usize, super::scan::Chunk>> = HashMap::new();
+    // `fill_like` values left unfilled for the scan that reads them, by scan and node.
+    let mut fills: HashMap<NodeId, HashMap<NodeId, super::scan::Fill>> = HashMap::new();
     // Increments that a join of slices (`Op::JoinSlices`) may have written into its
     // result by the map kernel computing them, and the joins planned so far.
     let parts = join_parts(g, &users, in_place, &folded, &with_extreme);
@@ -630,7 +645,14 @@ pub fn emit_in_place(
                 let like = arg(0).view();
                 let lit = literal(*value, ty.dtype);
                 let repr = declare_buffer(&mut setup);
-                body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);));
+                match deferred_fill(g, &users, id) {
+                    // The scan that reads it fills it, if its interchanged loop does not run.
+                    Some(reader) => {
+                        let fill = super::scan::Fill { like, value: lit };
+                        fills.entry(reader).or_default().insert(id, fill);
+                    }
+                    None => body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);)),
+                }
                 repr
             }
             Op::Full => {
@@ -1129,11 +1151,20 @@ pub fn emit_in_place(
                     .map(|i| users[i.0].len() == 1 && !g.outputs.contains(i))
                     .collect();
                 let chunked = chunks.remove(&id).unwrap_or_default();
+                // Initial states left unfilled for this scan, by input position.
+                let mut deferred = fills.remove(&id).unwrap_or_default();
+                let fills: HashMap<usize, super::scan::Fill> = node
+                    .inputs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, i)| Some((k, deferred.remove(i)?)))
+                    .collect();
                 let code = super::scan::emit(
                     op,
                     &args,
                     &exclusive,
                     &chunked,
+                    &fills,
                     &format!("{prefix}{}_", id.0),
                 );
                 setup.extend(code.setup);

@@ -29,7 +29,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::graph::Repr;
-use super::scan::Storage;
+use super::scan::{Fill, Storage};
 use super::{formula, nd, rt, scalar_type};
 use crate::ir::{Graph, Node, NodeId, Op, ScanOp};
 
@@ -42,6 +42,9 @@ pub struct Names<'a> {
     pub states: &'a [Ident],
     /// Each full trace's `kernels::ArrayTrace` (rows of rank >= 1 always are arrays).
     pub traces: &'a [Ident],
+    /// Each output's initial state when it is a `fill_like` left unfilled (a state's): the
+    /// chunks start from its value, and the state is written once, chunk after chunk.
+    pub fills: &'a [Option<&'a Fill>],
 }
 
 /// What a step input is.
@@ -121,10 +124,13 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
             continue;
         }
         shapes.push(match Storage::of(o) {
-            Storage::State => {
-                let st = &names.states[j];
-                quote!(#st.shape())
-            }
+            Storage::State => match names.fills[j] {
+                Some(Fill { like, .. }) => quote!(#like.shape()),
+                None => {
+                    let st = &names.states[j];
+                    quote!(#st.shape())
+                }
+            },
             Storage::Trace => {
                 let w = &names.traces[j];
                 quote!(#w.row_shape())
@@ -203,6 +209,15 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
     }
     for (j, o) in op.outputs.iter().enumerate() {
         let out = id("out", j);
+        if names.fills[j].is_some() {
+            // An unfilled state is built chunk after chunk (appended), never read.
+            let s = scalar_type(step.ty(step.outputs[j]).dtype);
+            block.extend(quote! {
+                let mut #out: ::std::vec::Vec<#s> = ::std::vec::Vec::new();
+                if #out.try_reserve_exact(#total).is_err() { #bail }
+            });
+            continue;
+        }
         let holder = match Storage::of(o) {
             Storage::State => &names.states[j],
             Storage::Ring(_) => &names.bufs[j],
@@ -288,6 +303,10 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
             load.extend(quote!(let mut #next: [#s; #chunk] = #fresh;));
             for i in 0..depth {
                 let h = id2("h", j, i);
+                if let Some(Fill { value, .. }) = names.fills[j] {
+                    load.extend(quote!(let mut #h: [#s; #chunk] = [#value; #chunk];));
+                    continue;
+                }
                 let at = if i == 0 {
                     quote!(#e0)
                 } else {
@@ -314,7 +333,11 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                     } else {
                         id2("h", j, depth - 1)
                     };
-                    last.extend(quote!(#out[#e0..][..#len].copy_from_slice(&#newest[..#len]);));
+                    last.extend(if names.fills[j].is_some() {
+                        quote!(#out.extend_from_slice(&#newest[..#len]);)
+                    } else {
+                        quote!(#out[#e0..][..#len].copy_from_slice(&#newest[..#len]);)
+                    });
                 }
                 _ => {}
             }
@@ -387,8 +410,15 @@ pub fn emit(op: &ScanOp, args: &[Repr], prefix: &str, names: &Names) -> TokenStr
                 #tail
             }
         });
-        true
     });
+    for (j, fill) in names.fills.iter().enumerate() {
+        if fill.is_some() {
+            let (st, out) = (&names.states[j], id("out", j));
+            block
+                .extend(quote!(#st = #rt::kernels::interchange::state_from(#nd::Dim(#row), #out);));
+        }
+    }
+    block.extend(quote!(true));
     quote!(#lt: { #block })
 }
 

@@ -59,6 +59,30 @@ fn in_place(op: &ScanOp, j: usize) -> bool {
         && op.step.outputs.iter().filter(|&&o| o == r).count() == 1
 }
 
+/// An initial state `fill_like(like, value)` (`ones_like(a)`, say) left unfilled until the
+/// loop runs ([`defers_fill`]): the interchanged loop starts each chunk from `value` and
+/// writes the state once, instead of reading back a buffer written with `value` first (a
+/// pass over the whole state: power_large's 8 MB); the ordinary loop fills the buffer
+/// before its first step. `like` and `value` are expressions valid where the scan is.
+pub struct Fill {
+    pub like: TokenStream,
+    pub value: TokenStream,
+}
+
+/// Whether the scan's input `k`, a `fill_like` that this scan alone reads, may be left
+/// unfilled ([`Fill`]): it is the initial state of an array output kept as its state alone
+/// (one row of history, only the last row kept), in a scan that gets the interchanged
+/// loop.
+pub fn defers_fill(op: &ScanOp, k: usize) -> bool {
+    op.interchange
+        && loop_interchange::eligible(op).is_ok()
+        && op.outputs.iter().enumerate().any(|(j, o)| {
+            op.init_input(j) == Some(k)
+                && matches!(Storage::of(o), Storage::State)
+                && op.step.ty(op.step.outputs[j]).rank > 0
+        })
+}
+
 /// Output `j` as run-time errors name it: a recurrent output by its initial state, a map
 /// output by its position.
 fn output_name(op: &ScanOp, j: usize) -> String {
@@ -156,6 +180,7 @@ pub fn emit(
     args: &[Repr],
     exclusive: &[bool],
     chunked: &HashMap<usize, Chunk>,
+    fills: &HashMap<usize, Fill>,
     prefix: &str,
 ) -> Code {
     let rt = rt();
@@ -853,6 +878,9 @@ pub fn emit(
             idents(&state, op.outputs.len()),
             idents(&trace, op.outputs.len()),
         );
+        let state_fills: Vec<Option<&Fill>> = (0..op.outputs.len())
+            .map(|j| op.init_input(j).and_then(|k| fills.get(&k)))
+            .collect();
         let names = interchange::Names {
             n: &n,
             seqs: &seqs,
@@ -860,13 +888,22 @@ pub fn emit(
             bufs: &bufs,
             states: &states,
             traces: &traces,
+            fills: &state_fills,
         };
         let ic_block = interchange::emit(op, args, prefix, &names);
         let ran = format_ident!("{}ic", prefix);
+        // States left unfilled for the interchanged loop get their value before the
+        // ordinary loop's first step.
+        let refills = state_fills.iter().enumerate().filter_map(|(j, f)| {
+            let Fill { like, value } = (*f)?;
+            let st = state(j);
+            Some(quote!(#rt::kernels::fill_like(&mut #st, #like, #value);))
+        });
         body.extend(quote! {
             let mut #done: usize = #n;
             let #ran: bool = #ic_block;
             if !#ran {
+                #(#refills)*
                 #the_loop
             }
         });

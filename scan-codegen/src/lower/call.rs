@@ -65,6 +65,7 @@ const OTHER_FUNCTIONS: &[&str] = &[
     "take",
     "zeros_like",
     "ones_like",
+    "full_like",
     "arange",
     "set_subtensor",
     "inc_subtensor",
@@ -513,6 +514,46 @@ impl Lowerer<'_> {
                 }
                 Some(Value {
                     id: self.add(Op::FillLike { value }, vec![x.id], t, e),
+                    weak: false,
+                })
+            }
+            "full_like" => {
+                // numpy's `full_like(x, value)`: x's shape and dtype, every element `value`
+                // converted to that dtype. A literal value is a fill known when compiling
+                // (as `ones_like`), a computed scalar is `full(x.shape, value)`.
+                check(self, arity(2, 2))?;
+                let x = self.value(&args[0])?;
+                let t = self.ty(x);
+                let v = self.value(&args[1])?;
+                if self.ty(v).rank != 0 {
+                    let found = self.ty(v);
+                    self.diag
+                        .error(args[1].span, crate::messages::full_like_value(found));
+                    return None;
+                }
+                if let Op::Const(lit) = self.graph().node(v.id).op {
+                    let value = super::expr::convert(lit, t.dtype);
+                    let id = if t.rank == 0 {
+                        self.graph().add_const(value, t.dtype, e.span, &e.label)
+                    } else {
+                        self.add(Op::FillLike { value }, vec![x.id], t, e)
+                    };
+                    return Some(Value { id, weak: false });
+                }
+                let value = self.cast(v, t.dtype, e);
+                if t.rank == 0 {
+                    return Some(Value {
+                        id: value,
+                        weak: false,
+                    });
+                }
+                let mut inputs = vec![value];
+                for axis in 0..t.rank {
+                    let len = Type::new(DType::I64, 0);
+                    inputs.push(self.add(Op::Shape { axis }, vec![x.id], len, e));
+                }
+                Some(Value {
+                    id: self.add(Op::Full, inputs, t, e),
                     weak: false,
                 })
             }

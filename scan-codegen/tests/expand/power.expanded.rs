@@ -35,11 +35,6 @@ pub fn power(
     let __scan_0 = a;
     let __scan_1 = <i64 as ::core::convert::TryFrom<usize>>::try_from(k)
         .unwrap_or(i64::MAX);
-    ::scan_runtime::__private::kernels::fill_like(
-        &mut __scan_2,
-        __scan_0.view(),
-        (1.0 as f64),
-    );
     let __scan_3_n_steps: usize = {
         let __scan_3_n_steps = ::scan_runtime::__private::kernels::check_n_steps(
             __scan_1,
@@ -58,7 +53,7 @@ pub fn power(
         let __scan_3_ic_nsv0 = __scan_0.view();
         let ::core::option::Option::Some(__scan_3_ic_row) = ::scan_runtime::__private::kernels::interchange::common_row::<
             1usize,
-        >(&[__scan_3_state0.shape(), __scan_3_ic_nsv0.shape()]) else {
+        >(&[__scan_0.view().shape(), __scan_3_ic_nsv0.shape()]) else {
             break '__scan_3_ic false;
         };
         let __scan_3_ic_total: usize = __scan_3_ic_row.iter().product();
@@ -73,10 +68,10 @@ pub fn power(
         else {
             break '__scan_3_ic false;
         };
-        let ::core::option::Option::Some(__scan_3_ic_out0) = __scan_3_state0
-            .as_slice_mut() else {
+        let mut __scan_3_ic_out0: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
+        if __scan_3_ic_out0.try_reserve_exact(__scan_3_ic_total).is_err() {
             break '__scan_3_ic false;
-        };
+        }
         ::scan_runtime::__private::kernels::isa::with_best_isa(
             #[inline(always)]
             || {
@@ -84,11 +79,8 @@ pub fn power(
                 while __scan_3_ic_e0 + __SCAN_3_IC_CHUNK <= __scan_3_ic_total {
                     {
                         let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                        let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                        __scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]
-                            .copy_from_slice(
-                                &__scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK],
-                            );
+                        let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [(1.0
+                            as f64); __SCAN_3_IC_CHUNK];
                         let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
                             + __SCAN_3_IC_CHUNK];
                         for __scan_3_ic_t in 0..__scan_3_n_steps {
@@ -103,8 +95,8 @@ pub fn power(
                             }
                             __scan_3_ic_h0_0 = __scan_3_ic_n0;
                         }
-                        __scan_3_ic_out0[__scan_3_ic_e0..][..__SCAN_3_IC_CHUNK]
-                            .copy_from_slice(&__scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]);
+                        __scan_3_ic_out0
+                            .extend_from_slice(&__scan_3_ic_h0_0[..__SCAN_3_IC_CHUNK]);
                     }
                     __scan_3_ic_e0 += __SCAN_3_IC_CHUNK;
                 }
@@ -112,11 +104,8 @@ pub fn power(
                     let __scan_3_ic_len: usize = __scan_3_ic_total - __scan_3_ic_e0;
                     {
                         let mut __scan_3_ic_n0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                        let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [<f64 as ::core::default::Default>::default(); __SCAN_3_IC_CHUNK];
-                        __scan_3_ic_h0_0[..__scan_3_ic_len]
-                            .copy_from_slice(
-                                &__scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len],
-                            );
+                        let mut __scan_3_ic_h0_0: [f64; __SCAN_3_IC_CHUNK] = [(1.0
+                            as f64); __SCAN_3_IC_CHUNK];
                         let __scan_3_ic_nc0: &[_] = &__scan_3_ic_ns0[__scan_3_ic_e0..__scan_3_ic_e0
                             + __scan_3_ic_len];
                         for __scan_3_ic_t in 0..__scan_3_n_steps {
@@ -131,15 +120,24 @@ pub fn power(
                             }
                             __scan_3_ic_h0_0 = __scan_3_ic_n0;
                         }
-                        __scan_3_ic_out0[__scan_3_ic_e0..][..__scan_3_ic_len]
-                            .copy_from_slice(&__scan_3_ic_h0_0[..__scan_3_ic_len]);
+                        __scan_3_ic_out0
+                            .extend_from_slice(&__scan_3_ic_h0_0[..__scan_3_ic_len]);
                     }
                 }
             },
         );
+        __scan_3_state0 = ::scan_runtime::__private::kernels::interchange::state_from(
+            ::scan_runtime::__private::ndarray::Dim(__scan_3_ic_row),
+            __scan_3_ic_out0,
+        );
         true
     };
     if !__scan_3_ic {
+        ::scan_runtime::__private::kernels::fill_like(
+            &mut __scan_3_state0,
+            __scan_0.view(),
+            (1.0 as f64),
+        );
         '__scan_3_loop: for __scan_3_t in 0..__scan_3_n_steps {
             let __scan_3_0 = __scan_3_state0.view();
             let __scan_3_1 = __scan_0.view();

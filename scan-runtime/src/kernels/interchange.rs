@@ -10,6 +10,8 @@
 
 use std::cell::Cell;
 
+use ndarray::{Array, Dimension};
+
 /// Bytes of each output row per chunk: 16 `f64` or 32 `f32`, eight SSE registers per
 /// row of history. Measured on power_large with `cargo run --release --example
 /// interchange` (hand-written chunks of 4 to 1024 f64: 16 fastest, 32 close, 64 and more
@@ -73,6 +75,14 @@ pub fn common_row<const R: usize>(shapes: &[&[usize]]) -> Option<[usize; R]> {
     let first = *shapes.first()?;
     let row: [usize; R] = first.try_into().ok()?;
     shapes.iter().all(|s| *s == first).then_some(row)
+}
+
+/// A state that the interchanged loop wrote chunk after chunk into `data` (its initial
+/// value a `fill_like` never written: `emit/interchange.rs`), as an array of shape `row`.
+pub fn state_from<T, D: Dimension>(row: D, data: Vec<T>) -> Array<T, D> {
+    // The loop appends every chunk of the row, `row.size()` elements in all.
+    Array::from_shape_vec(row, data)
+        .expect("the interchanged loop writes every element of the state")
 }
 
 #[cfg(test)]
