@@ -212,8 +212,9 @@ fn history_rows(g: &Graph, node: &Node, trace: &Repr) -> Option<(Ident, usize, I
 }
 
 /// The scan that fills `fill`, a `fill_like` node, itself when its interchanged loop does
-/// not run (`scan::defers_fill`): its only reader, once, as an initial state.
-fn deferred_fill(g: &Graph, users: &[Vec<NodeId>], fill: NodeId) -> Option<NodeId> {
+/// not run (`scan::defers_fill`), and its input that `fill` is: its only reader, once, as
+/// an initial state.
+fn deferred_fill(g: &Graph, users: &[Vec<NodeId>], fill: NodeId) -> Option<(NodeId, usize)> {
     let [reader] = users[fill.0][..] else {
         return None;
     };
@@ -221,7 +222,7 @@ fn deferred_fill(g: &Graph, users: &[Vec<NodeId>], fill: NodeId) -> Option<NodeI
         return None;
     };
     let k = g.node(reader).inputs.iter().position(|&i| i == fill)?;
-    (!g.outputs.contains(&fill) && super::scan::defers_fill(op, k)).then_some(reader)
+    (!g.outputs.contains(&fill) && super::scan::defers_fill(op, k)).then_some((reader, k))
 }
 
 pub fn emit(g: &Graph, prefix: &str, inputs: &[Input]) -> Code {
@@ -262,8 +263,8 @@ pub fn emit_in_place(
     let with_extreme = maps_with_extremes(g, &folded, in_place);
     let chunkable = super::scan::chunkable_sequences(g, &users);
     let mut chunks: HashMap<NodeId, HashMap<usize, super::scan::Chunk>> = HashMap::new();
-    // `fill_like` values left unfilled for the scan that reads them, by scan and node.
-    let mut fills: HashMap<NodeId, HashMap<NodeId, super::scan::Fill>> = HashMap::new();
+    // `fill_like` values left unfilled for the scan that reads them, by scan and input.
+    let mut fills: HashMap<NodeId, HashMap<usize, super::scan::Fill>> = HashMap::new();
     // Increments that a join of slices (`Op::JoinSlices`) may have written into its
     // result by the map kernel computing them, and the joins planned so far.
     let parts = join_parts(g, &users, in_place, &folded, &with_extreme);
@@ -647,9 +648,9 @@ pub fn emit_in_place(
                 let repr = declare_buffer(&mut setup);
                 match deferred_fill(g, &users, id) {
                     // The scan that reads it fills it, if its interchanged loop does not run.
-                    Some(reader) => {
+                    Some((reader, k)) => {
                         let fill = super::scan::Fill { like, value: lit };
-                        fills.entry(reader).or_default().insert(id, fill);
+                        fills.entry(reader).or_default().insert(k, fill);
                     }
                     None => body.extend(quote!(#rt::kernels::fill_like(&mut #ident, #like, #lit);)),
                 }
@@ -1151,14 +1152,7 @@ pub fn emit_in_place(
                     .map(|i| users[i.0].len() == 1 && !g.outputs.contains(i))
                     .collect();
                 let chunked = chunks.remove(&id).unwrap_or_default();
-                // Initial states left unfilled for this scan, by input position.
-                let mut deferred = fills.remove(&id).unwrap_or_default();
-                let fills: HashMap<usize, super::scan::Fill> = node
-                    .inputs
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, i)| Some((k, deferred.remove(i)?)))
-                    .collect();
+                let fills = fills.remove(&id).unwrap_or_default();
                 let code = super::scan::emit(
                     op,
                     &args,

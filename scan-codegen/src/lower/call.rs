@@ -78,6 +78,18 @@ const OTHER_FUNCTIONS: &[&str] = &[
 ];
 
 impl Lowerer<'_> {
+    /// `arg`'s value when it is a scalar, else `message` (given the type found) as an error
+    /// on it.
+    fn scalar_value(&mut self, arg: &Expr, message: fn(Type) -> String) -> Option<Value> {
+        let v = self.value(arg)?;
+        let t = self.ty(v);
+        if t.rank != 0 {
+            self.diag.error(arg.span, message(t));
+            return None;
+        }
+        Some(v)
+    }
+
     pub(super) fn call(&mut self, name: &syn::Ident, args: &[Expr], e: &Expr) -> Option<Value> {
         let n = name.to_string();
         if let Some(k) = args
@@ -216,14 +228,7 @@ impl Lowerer<'_> {
                 let (lo, hi) = if n == "full" { (2, 2) } else { (1, 1) };
                 check(self, arity(lo, hi))?;
                 let value = if n == "full" {
-                    let v = self.value(&args[1])?;
-                    if self.ty(v).rank != 0 {
-                        let t = self.ty(v);
-                        self.diag
-                            .error(args[1].span, crate::messages::full_value(t));
-                        return None;
-                    }
-                    v
+                    self.scalar_value(&args[1], crate::messages::full_value)?
                 } else {
                     let lit = Literal::Float(f64::from(u8::from(n == "ones")));
                     let id = self.graph().add_const(lit, DType::F64, e.span, &e.label);
@@ -524,13 +529,7 @@ impl Lowerer<'_> {
                 check(self, arity(2, 2))?;
                 let x = self.value(&args[0])?;
                 let t = self.ty(x);
-                let v = self.value(&args[1])?;
-                if self.ty(v).rank != 0 {
-                    let found = self.ty(v);
-                    self.diag
-                        .error(args[1].span, crate::messages::full_like_value(found));
-                    return None;
-                }
+                let v = self.scalar_value(&args[1], crate::messages::full_like_value)?;
                 if let Op::Const(lit) = self.graph().node(v.id).op {
                     let value = super::expr::convert(lit, t.dtype);
                     let id = if t.rank == 0 {
