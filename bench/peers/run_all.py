@@ -205,6 +205,19 @@ def main():
             subprocess.run(["cargo", "build", "--release", "-p", "scan-bench"], cwd=ROOT,
                            check=True)
 
+    # The machine's f32 multiply-add peak at each thread count: the rate no matrix product
+    # can beat, against which the GEMM-bound cases (lstm, lstm_grad) are read.
+    peaks = {}
+    if not args.quick:
+        for n in threads:
+            pin = ["taskset", "-c", "0"] if n == 1 else []
+            out, _, _, _ = run_locked(pin + [SCAN_BENCH, "--peak", "--threads", str(n)],
+                                      args.timeout, True, args.max_wait * 60, log)
+            m = re.search(r"gflops=([0-9.]+) isa=(\S+)", out)
+            if m:
+                peaks[n] = (float(m.group(1)), m.group(2))
+                log(f"[threads={n}] peak: {m.group(1)} GFLOP/s ({m.group(2)})")
+
     results, notes, failures, idle_notes = {}, {}, [], []
     disturbed = set()  # (case, who, threads) of runs that were not alone on the machine
     max_wait_s = args.max_wait * 60
@@ -253,6 +266,10 @@ def main():
     lines.append(f"- machine: {cpu_model()}; {platform.system()} {platform.release()}")
     lines.append("- command: `bench/peers/run_all.py "
                  + " ".join(shlex.quote(a) for a in sys.argv[1:]) + "`")
+    if peaks:
+        lines.append("- f32 multiply-add peak (`scan-bench --peak`, every core busy): " + ", ".join(
+            f"{gf:g} GFLOP/s at {n} thread{'s' if n > 1 else ''} ({isa})"
+            for n, (gf, isa) in sorted(peaks.items())))
     for who, note in notes.items():
         lines.append(f"- {note}")
     if idle_notes:

@@ -3,7 +3,7 @@
 //! `#![rewrites(none)]`) against the best hand-written Rust loop (impl=handwritten), timed
 //! in the same process, alternating calls.
 //!
-//!     cargo run --release -p scan-bench -- [CASE ...] [--threads N] [--quick] [--rewrites-off]
+//!     cargo run --release -p scan-bench -- [CASE ...] [--threads N] [--quick] [--rewrites-off] [--peak]
 //!
 //! Prints SPEC's line per implementation, `CASE impl=NAME threads=N median_ms=X min_ms=Y
 //! checksum=Z peak_mb=P`, then a summary of median ratios to the hand-written loop. Exits
@@ -25,6 +25,7 @@ mod alloc;
 mod cases;
 mod inputs;
 mod kernels;
+mod peak;
 mod timing;
 
 use timing::{measure, sci, Impl, Measurement};
@@ -44,6 +45,13 @@ struct Cli {
     /// Also time impl=scan_norewrite: each program compiled with `#![rewrites(none)]`.
     #[arg(long)]
     rewrites_off: bool,
+    /// First print the f32 multiply-add peak of --threads cores at once (GFLOP/s), the
+    /// rate no matrix product can beat; with no CASE named, only that.
+    #[arg(long)]
+    peak: bool,
+    /// Time only this implementation (for a profiler: nothing to compare, no summary).
+    #[arg(long, value_parser = ["scan", "scan_norewrite", "handwritten"])]
+    only: Option<String>,
 }
 
 /// The dtype of a case's outputs, which sets SPEC's agreement tolerance.
@@ -78,6 +86,7 @@ pub struct Bench {
     quick: bool,
     threads: usize,
     rewrites_off: bool,
+    only: Option<String>,
     summaries: Vec<Summary>,
     failed: bool,
 }
@@ -103,10 +112,17 @@ impl Bench {
         hand: Impl<'_>,
     ) {
         let mut impls = vec![scan];
-        if self.rewrites_off {
+        if self.rewrites_off || self.only.as_deref() == Some("scan_norewrite") {
             impls.push(norewrite);
         }
         impls.push(hand);
+        if let Some(only) = &self.only {
+            let mut alone: Vec<Impl<'_>> = impls.into_iter().filter(|i| i.name == only).collect();
+            for m in measure(&mut alone, self.quick) {
+                self.print_line(case, &m);
+            }
+            return;
+        }
         let results = measure(&mut impls, self.quick);
         for m in &results {
             self.print_line(case, m);
@@ -167,6 +183,9 @@ impl Bench {
     }
 
     fn print_summary(&self) {
+        if self.only.is_some() {
+            return;
+        }
         println!();
         print!("{:<13} {:>12} ", "case", "scan_ms");
         if self.rewrites_off {
@@ -221,10 +240,21 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let threads = usize::from(cli.threads);
     set_threads(threads);
+    if cli.peak {
+        println!(
+            "peak impl=fma_f32 threads={threads} gflops={:.1} isa={}",
+            peak::peak_gflops(threads),
+            peak::isa()
+        );
+        if cli.cases.is_empty() {
+            return ExitCode::SUCCESS;
+        }
+    }
     let mut bench = Bench {
         quick: cli.quick,
         threads,
         rewrites_off: cli.rewrites_off,
+        only: cli.only,
         summaries: Vec::new(),
         failed: false,
     };
