@@ -205,6 +205,9 @@ def main():
             subprocess.run(["cargo", "build", "--release", "-p", "scan-bench"], cwd=ROOT,
                            check=True)
 
+    results, notes, failures, idle_notes = {}, {}, [], []
+    disturbed = set()  # (case, who, threads) of runs that were not alone on the machine
+    max_wait_s = args.max_wait * 60
     # The machine's f32 multiply-add peak at each thread count: the rate no matrix product
     # can beat, against which the GEMM-bound cases (lstm, lstm_grad) are read.
     peaks = {}
@@ -212,15 +215,12 @@ def main():
         for n in threads:
             pin = ["taskset", "-c", "0"] if n == 1 else []
             out, _, _, _ = run_locked(pin + [SCAN_BENCH, "--peak", "--threads", str(n)],
-                                      args.timeout, True, args.max_wait * 60, log)
+                                      args.timeout, True, max_wait_s, log)
             m = re.search(r"gflops=([0-9.]+) isa=(\S+)", out)
             if m:
                 peaks[n] = (float(m.group(1)), m.group(2))
                 log(f"[threads={n}] peak: {m.group(1)} GFLOP/s ({m.group(2)})")
 
-    results, notes, failures, idle_notes = {}, {}, [], []
-    disturbed = set()  # (case, who, threads) of runs that were not alone on the machine
-    max_wait_s = args.max_wait * 60
     for n in threads:
         pin = ["taskset", "-c", "0"] if n == 1 else []
         quick = ["--quick"] if args.quick else []

@@ -3,7 +3,7 @@
 //! `#![rewrites(none)]`) against the best hand-written Rust loop (impl=handwritten), timed
 //! in the same process, alternating calls.
 //!
-//!     cargo run --release -p scan-bench -- [CASE ...] [--threads N] [--quick] [--rewrites-off] [--peak]
+//!     cargo run --release -p scan-bench -- [CASE ...] [--threads N] [--quick] [--rewrites-off] [--peak] [--only IMPL]
 //!
 //! Prints SPEC's line per implementation, `CASE impl=NAME threads=N median_ms=X min_ms=Y
 //! checksum=Z peak_mb=P`, then a summary of median ratios to the hand-written loop. Exits

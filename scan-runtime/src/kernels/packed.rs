@@ -9,9 +9,9 @@
 //! is Rust over fixed-size arrays and SIMD intrinsics, compiled inside functions built for
 //! AVX-512 or AVX2 + FMA and chosen at run time (as `isa::with_best_isa` does): 12 x 32 f32
 //! (24 AVX-512 registers) or 6 x 16 (12 AVX2 ones), half as many columns for f64; a last
-//! row block of fewer rows takes a narrower kernel (8, 4 or 1 rows; 4, 2 or 1). Panels are visited in
-//! order, each by every row block, and each row block prefetches its share of the panel
-//! two on into the second-level cache: a `w` larger than that cache (an LSTM's 512 x
+//! row block of fewer rows takes a narrower kernel (AVX-512: 8, 4 or 1 rows; AVX2: 4, 2 or
+//! 1). Panels are visited in order, each by every row block, and each row block
+//! prefetches its share of the panel two on into the second-level cache: a `w` larger than that cache (an LSTM's 512 x
 //! 2048) streams from the third level while the kernel computes. The order alternates
 //! from one product to the next (first to last, then last to first), so that a product
 //! starts on the panels its predecessor left in the second-level cache. A product of few
