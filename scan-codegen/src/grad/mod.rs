@@ -640,6 +640,76 @@ mod tests {
         assert_eq!(g.node(g.outputs[0]).label, "adjoint of w");
     }
 
+    /// An LSTM's backward step reads the activations the forward step kept (the four
+    /// gates and tanh(c_t)) instead of computing them again, and with them the gate block
+    /// and its two products, which it needed only for those activations and their shape.
+    #[test]
+    fn a_backward_scan_reads_the_kept_activations_and_recomputes_no_gate() {
+        let g = graph(
+            "fn f(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<Array2<f32>> {
+                let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
+                let (h, c) = scan(
+                    |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                        let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                        let n = h_tm1.shape[1];
+                        let i = sigmoid(z[(.., ..n)]);
+                        let f = sigmoid(z[(.., n..2 * n)]);
+                        let g = tanh(z[(.., 2 * n..3 * n)]);
+                        let o = sigmoid(z[(.., 3 * n..)]);
+                        let c_t = f * c_tm1 + i * g;
+                        (o * tanh(c_t), c_t)
+                    },
+                    sequences = x,
+                    outputs_info = [zero, zero],
+                    non_sequences = [w_x, w_h, b],
+                );
+                Ok(grad(sum(h), w_h))
+            }",
+        );
+        let scans: Vec<&crate::ir::ScanOp> = g
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                Op::Scan(op) => Some(&**op),
+                _ => None,
+            })
+            .collect();
+        let [forward, back] = scans[..] else {
+            panic!("a forward and a backward scan: {} scans", scans.len());
+        };
+        let kept: Vec<&str> = forward.outputs[2..]
+            .iter()
+            .map(|o| o.label.as_str())
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "tanh(c_t)",
+                "sigmoid(z[(.., 3 * n..)])",
+                "tanh(z[(.., 2 * n..3 * n)])",
+                "sigmoid(z[(.., n..2 * n)])",
+                "sigmoid(z[(..,..n)])",
+            ]
+        );
+        let live = back.step.live();
+        let recomputed: Vec<&str> = back
+            .step
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, n)| {
+                live[i]
+                    && match n.op {
+                        Op::Elemwise(op) => op.is_transcendental(),
+                        Op::Dot => !n.label.starts_with("adjoint"),
+                        _ => false,
+                    }
+            })
+            .map(|(_, n)| n.label.as_str())
+            .collect();
+        assert!(recomputed.is_empty(), "computed again: {recomputed:?}");
+    }
+
     #[test]
     fn a_backward_scan_names_the_outputs_by_their_traces_names() {
         let g = graph(

@@ -26,12 +26,15 @@
 //! the two halves here: [`backward`] (the backward scan of any forward scan node, from given
 //! carried adjoints) and [`contributions`] (the adjoints of the forward scan's inputs).
 
+use std::collections::HashMap;
+
 use super::{sweep, Builder};
 use crate::ir::{
-    DType, ElemOp, Graph, Node, NodeId, NonSequence, Op, Output, OutputKind, PathStep, ScanOp,
-    Sequence, Type,
+    DType, ElemOp, Graph, Literal, Node, NodeId, NonSequence, Op, Output, OutputKind, PathStep,
+    ScanOp, Sequence, Type,
 };
 use crate::messages as msg;
+use crate::rewrite::edit;
 
 /// How the forward loop walks its sequences.
 #[derive(Clone, Copy)]
@@ -715,7 +718,12 @@ fn stash_products(
         f.inputs[op.first_output_tap_input(0)..op.first_non_sequence_step_input()].to_vec();
     // Last first: a product read only by a later product that is kept is not needed.
     for v in (0..f.nodes.len()).rev().map(NodeId) {
-        let wanted = matches!(f.node(v).op, Op::Dot)
+        let costly = match f.node(v).op {
+            Op::Dot => true,
+            Op::Elemwise(op) => op.is_transcendental(),
+            _ => false,
+        };
+        let wanted = costly
             && f.ty(v).dtype.is_float()
             && backward.step.live()[map[v.0].0]
             && crate::rewrite::edit::depends_on(f, v, &taps);
@@ -748,8 +756,144 @@ fn stash_products(
             span,
         );
         backward.step.replace_uses(map[v.0], read[0]);
+        // A unary function's operand has its shape: lengths read off the operand come
+        // from the kept value, so the operand (an LSTM's gate block) is not recomputed
+        // for its shape alone.
+        if let [x] = f.node(v).inputs[..] {
+            if matches!(f.node(v).op, Op::Elemwise(_)) {
+                let step = &mut backward.step;
+                for node in &mut step.nodes {
+                    if matches!(node.op, Op::Shape { .. }) && node.inputs == [map[x.0]] {
+                        node.inputs = vec![read[0]];
+                    }
+                }
+            }
+        }
+        shapes_from_operands(&mut backward.step);
     }
     backward.step.normalize();
+}
+
+/// Backward step values now computed only for their shape (their lengths read, or the
+/// zeros an adjoint is accumulated into, `zeros_like`): each such use takes the lengths
+/// from the value's operands instead (numpy's broadcast of an elementwise operation's, a
+/// product's), so the value is not computed again: an LSTM's gate block `x_t.dot(w_x) +
+/// h_tm1.dot(w_h) + b` once its four activations are kept, and with it the products.
+/// The forward step computed the same values from operands of the same shapes, so they
+/// broadcast, and nothing can fail here that would not have failed there.
+fn shapes_from_operands(step: &mut Graph) {
+    loop {
+        let live = step.live();
+        let mut readers = step.consumers();
+        for r in &mut readers {
+            r.retain(|u| live[u.0]);
+            r.dedup();
+        }
+        let shape_only = |x: usize| {
+            live[x]
+                && step.nodes[x].ty.rank > 0
+                && !step.outputs.contains(&NodeId(x))
+                && !readers[x].is_empty()
+                && readers[x]
+                    .iter()
+                    .all(|&u| matches!(step.node(u).op, Op::Shape { .. } | Op::FillLike { .. }))
+                && has_length_rule(step, NodeId(x))
+        };
+        let Some(x) = (0..step.nodes.len()).find(|&x| shape_only(x)).map(NodeId) else {
+            return;
+        };
+        let Some(dims) = operand_lengths(step, x, &mut HashMap::new()) else {
+            return;
+        };
+        let (ty, span) = (step.ty(x), step.node(x).span);
+        for &u in &readers[x.0] {
+            match step.node(u).op {
+                Op::Shape { axis } => step.replace_uses(u, dims[axis]),
+                _ => {
+                    let zero = step.add_const(Literal::zero(ty.dtype), ty.dtype, span, "0");
+                    let mut inputs = vec![zero];
+                    inputs.extend(&dims);
+                    let like = step.add(Node {
+                        op: Op::BroadcastTo,
+                        inputs,
+                        ty,
+                        span,
+                        label: step.node(x).label.clone(),
+                    });
+                    step.nodes[u.0].inputs = vec![like];
+                }
+            }
+        }
+    }
+}
+
+/// Whether [`operand_lengths`] knows `x`'s lengths from its operands'.
+fn has_length_rule(step: &Graph, x: NodeId) -> bool {
+    let node = step.node(x);
+    match node.op {
+        Op::Elemwise(_) | Op::Cast => true,
+        Op::Dot => {
+            let (ra, rb) = (step.ty(node.inputs[0]).rank, step.ty(node.inputs[1]).rank);
+            ra > 0 && rb > 0 && ra + rb - 2 == node.ty.rank
+        }
+        _ => false,
+    }
+}
+
+/// The lengths of `x`'s axes from its operands' (added to `step`), when `x` is an
+/// elementwise operation or cast (numpy's broadcast, trailing axes aligned) or a product
+/// (numpy's `dot`: `a`'s axes but the last, then `b`'s but the second to last); an
+/// operand of another kind gives its own `Shape`s. `None` for `x` itself of another kind.
+fn operand_lengths(
+    step: &mut Graph,
+    x: NodeId,
+    done: &mut HashMap<NodeId, Vec<NodeId>>,
+) -> Option<Vec<NodeId>> {
+    if let Some(dims) = done.get(&x) {
+        return Some(dims.clone());
+    }
+    let node = step.node(x).clone();
+    let rank = node.ty.rank;
+    let dims = match node.op {
+        Op::Elemwise(_) | Op::Cast => {
+            let mut lengths: Vec<Option<NodeId>> = vec![None; rank];
+            for &i in &node.inputs {
+                let dims = lengths_of(step, i, done);
+                let first = rank.checked_sub(dims.len())?;
+                for (at, d) in lengths[first..].iter_mut().zip(dims) {
+                    *at = Some(match *at {
+                        None => d,
+                        Some(a) => edit::broadcast(step, a, d, node.span),
+                    });
+                }
+            }
+            lengths.into_iter().collect::<Option<Vec<NodeId>>>()?
+        }
+        Op::Dot if has_length_rule(step, x) => {
+            let (a, b) = (node.inputs[0], node.inputs[1]);
+            let (ra, rb) = (step.ty(a).rank, step.ty(b).rank);
+            let (da, db) = (lengths_of(step, a, done), lengths_of(step, b, done));
+            let mut dims = da[..ra - 1].to_vec();
+            if rb >= 2 {
+                dims.extend(&db[..rb - 2]);
+                dims.push(db[rb - 1]);
+            }
+            dims
+        }
+        _ => return None,
+    };
+    done.insert(x, dims.clone());
+    Some(dims)
+}
+
+/// [`operand_lengths`], or `x`'s own `Shape`s.
+fn lengths_of(step: &mut Graph, x: NodeId, done: &mut HashMap<NodeId, Vec<NodeId>>) -> Vec<NodeId> {
+    operand_lengths(step, x, done).unwrap_or_else(|| {
+        let span = step.node(x).span;
+        (0..step.ty(x).rank)
+            .map(|axis| edit::length(step, x, axis, span))
+            .collect()
+    })
 }
 
 /// `x[start..end]` (`x[..end]` without a start), a view.

@@ -4,7 +4,9 @@
 
 use proc_macro2::Span;
 
-use crate::ir::{Graph, Node, NodeId, NonSequence, Op, Output, ScanOp, Type};
+use crate::ir::{
+    DType, ElemOp, Graph, Literal, Node, NodeId, NonSequence, Op, Output, ScanOp, Type,
+};
 
 /// Drops the step inputs at `positions` (their nodes must no longer be read) and
 /// renumbers the others.
@@ -219,4 +221,45 @@ pub fn outer_input(op: &ScanOp, scan_inputs: &[NodeId], id: NodeId) -> Option<No
         let k = index.checked_sub(op.first_non_sequence_step_input())?;
         Some(scan_inputs[op.first_non_sequence_input() + k])
     }
+}
+
+/// numpy's broadcast of lengths `a` and `b` (of operands that broadcast), added to `g`: a
+/// length of 1 gives way to the other.
+pub fn broadcast(g: &mut Graph, a: NodeId, b: NodeId, span: Span) -> NodeId {
+    let one = int(g, 1, span);
+    let unit = scalar(g, Op::Elemwise(ElemOp::Eq), vec![a, one], DType::Bool, span);
+    scalar(
+        g,
+        Op::Elemwise(ElemOp::Where),
+        vec![unit, b, a],
+        DType::I64,
+        span,
+    )
+}
+
+/// `x.shape[axis]`, added to `g`.
+pub fn length(g: &mut Graph, x: NodeId, axis: usize, span: Span) -> NodeId {
+    scalar(g, Op::Shape { axis }, vec![x], DType::I64, span)
+}
+
+/// An i64 constant, added to `g`.
+pub fn int(g: &mut Graph, v: i64, span: Span) -> NodeId {
+    scalar(
+        g,
+        Op::Const(Literal::Int(v.into())),
+        vec![],
+        DType::I64,
+        span,
+    )
+}
+
+/// A scalar node of `g` (a constant, a length, an operation on scalars).
+pub fn scalar(g: &mut Graph, op: Op, inputs: Vec<NodeId>, dtype: DType, span: Span) -> NodeId {
+    g.add(Node {
+        op,
+        inputs,
+        ty: Type::scalar(dtype),
+        span,
+        label: String::new(),
+    })
 }

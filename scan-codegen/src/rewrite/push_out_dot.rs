@@ -49,7 +49,8 @@
 //! of bit for bit.
 
 use super::edit::{
-    add_map_output, depends_on, outer_input, redirect_output, remove_output, scan_outputs,
+    add_map_output, broadcast, depends_on, int, length, outer_input, redirect_output,
+    remove_output, scalar, scan_outputs,
 };
 use super::save_mem::last_rows_read;
 use super::{output_label, scan_label, Log};
@@ -474,53 +475,6 @@ fn lift_scalar(g: &mut Graph, op: &ScanOp, inputs: &[NodeId], x: NodeId) -> Opti
         }
         _ => None,
     }
-}
-
-/// numpy's broadcast of lengths `a` and `b` (of operands that broadcast), added to `g`: a
-/// length of 1 gives way to the other.
-fn broadcast(g: &mut Graph, a: NodeId, b: NodeId, span: proc_macro2::Span) -> NodeId {
-    let one = int(g, 1, span);
-    let unit = scalar(g, Op::Elemwise(ElemOp::Eq), vec![a, one], DType::Bool, span);
-    scalar(
-        g,
-        Op::Elemwise(ElemOp::Where),
-        vec![unit, b, a],
-        DType::I64,
-        span,
-    )
-}
-
-/// `x.shape[axis]`, added to `g`.
-fn length(g: &mut Graph, x: NodeId, axis: usize, span: proc_macro2::Span) -> NodeId {
-    scalar(g, Op::Shape { axis }, vec![x], DType::I64, span)
-}
-
-/// An i64 constant, added to `g`.
-fn int(g: &mut Graph, v: i64, span: proc_macro2::Span) -> NodeId {
-    scalar(
-        g,
-        Op::Const(Literal::Int(v.into())),
-        vec![],
-        DType::I64,
-        span,
-    )
-}
-
-/// A scalar node of `g` (a constant, a length, an operation on scalars).
-fn scalar(
-    g: &mut Graph,
-    op: Op,
-    inputs: Vec<NodeId>,
-    dtype: DType,
-    span: proc_macro2::Span,
-) -> NodeId {
-    g.add(Node {
-        op,
-        inputs,
-        ty: Type::scalar(dtype),
-        span,
-        label: String::new(),
-    })
 }
 
 /// The rows tap `tap` of sequence `s` read over `steps` steps, in step order: going
