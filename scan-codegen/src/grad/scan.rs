@@ -487,7 +487,7 @@ pub(super) fn backward(
         step: g,
     };
     let mut backward = backward;
-    stash_products(b, scan, f, &map, &mut backward, &mut outer);
+    keep_for_backward(b, scan, f, &map, &mut backward, &mut outer);
     let out_types: Vec<Type> = backward
         .step
         .outputs
@@ -696,14 +696,18 @@ pub(super) fn in_step_order(b: &mut Builder, x: NodeId, direction: Direction) ->
     }
 }
 
-/// The products of the forward step that read its recurrence (an output tap) and that
-/// the backward step still needs after its sweep (an LSTM's `h_tm1.dot(w_h)`, from which
-/// its gates come; not an Elman step's, whose adjoint reads `h_t`): kept by the forward
-/// loop as map outputs and read back from their traces, not computed again. Computed
-/// again, each would be a whole second pass of the forward loop's largest work (a GEMM
-/// over every step once pushed out); kept, it costs its trace. `map` takes forward step
-/// nodes to their copies in the backward step.
-fn stash_products(
+/// The products and transcendental functions of the forward step that read its
+/// recurrence (an output tap) and that the backward step still needs after its sweep (an
+/// LSTM's four gate activations and `tanh(c_t)`, which their adjoints read; not an Elman
+/// step's `tanh`, whose value is `h_t`, already a trace): kept by the forward loop as map
+/// outputs and read back from their traces, not computed again. Computed again, each
+/// would be a second pass of the forward loop's costliest work (its products: a GEMM over
+/// every step once pushed out; its transcendentals); kept, it costs its trace. Last node
+/// first, so that a value needed only to compute a kept one (the gate block, and its
+/// products) is not kept too; what is then needed only for its shape takes it from its
+/// operands ([`shapes_from_operands`]). `map` takes forward step nodes to their copies in
+/// the backward step.
+fn keep_for_backward(
     b: &mut Builder,
     scan: NodeId,
     f: &Graph,
