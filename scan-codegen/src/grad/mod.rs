@@ -645,27 +645,8 @@ mod tests {
     /// and its two products, which it needed only for those activations and their shape.
     #[test]
     fn a_backward_scan_reads_the_kept_activations_and_recomputes_no_gate() {
-        let g = graph(
-            "fn f(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<Array2<f32>> {
-                let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
-                let (h, c) = scan(
-                    |x_t, h_tm1, c_tm1, w_x, w_h, b| {
-                        let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
-                        let n = h_tm1.shape[1];
-                        let i = sigmoid(z[(.., ..n)]);
-                        let f = sigmoid(z[(.., n..2 * n)]);
-                        let g = tanh(z[(.., 2 * n..3 * n)]);
-                        let o = sigmoid(z[(.., 3 * n..)]);
-                        let c_t = f * c_tm1 + i * g;
-                        (o * tanh(c_t), c_t)
-                    },
-                    sequences = x,
-                    outputs_info = [zero, zero],
-                    non_sequences = [w_x, w_h, b],
-                );
-                Ok(grad(sum(h), w_h))
-            }",
-        );
+        // scan-bench's lstm_grad, as `scanc explain` shows it.
+        let g = graph(include_str!("../../tests/explain/lstm_grad.scan"));
         let scans: Vec<&crate::ir::ScanOp> = g
             .nodes
             .iter()

@@ -860,18 +860,12 @@ fn operand_lengths(
     let rank = node.ty.rank;
     let dims = match node.op {
         Op::Elemwise(_) | Op::Cast => {
-            let mut lengths: Vec<Option<NodeId>> = vec![None; rank];
-            for &i in &node.inputs {
-                let dims = lengths_of(step, i, done);
-                let first = rank.checked_sub(dims.len())?;
-                for (at, d) in lengths[first..].iter_mut().zip(dims) {
-                    *at = Some(match *at {
-                        None => d,
-                        Some(a) => edit::broadcast(step, a, d, node.span),
-                    });
-                }
-            }
-            lengths.into_iter().collect::<Option<Vec<NodeId>>>()?
+            let operands = node
+                .inputs
+                .iter()
+                .map(|&i| lengths_of(step, i, done))
+                .collect();
+            edit::broadcast_shapes(step, rank, operands, node.span)?
         }
         Op::Dot if has_length_rule(step, x) => {
             let (a, b) = (node.inputs[0], node.inputs[1]);

@@ -237,6 +237,28 @@ pub fn broadcast(g: &mut Graph, a: NodeId, b: NodeId, span: Span) -> NodeId {
     )
 }
 
+/// numpy's broadcast of the shapes `operands` (each its lengths, of rank at most
+/// `rank`), added to `g`: trailing axes aligned, a length of 1 giving way to the other.
+/// `None` when an operand has more axes than `rank` or an axis gets no length.
+pub fn broadcast_shapes(
+    g: &mut Graph,
+    rank: usize,
+    operands: Vec<Vec<NodeId>>,
+    span: Span,
+) -> Option<Vec<NodeId>> {
+    let mut lengths: Vec<Option<NodeId>> = vec![None; rank];
+    for dims in operands {
+        let first = rank.checked_sub(dims.len())?;
+        for (at, d) in lengths[first..].iter_mut().zip(dims) {
+            *at = Some(match *at {
+                None => d,
+                Some(a) => broadcast(g, a, d, span),
+            });
+        }
+    }
+    lengths.into_iter().collect()
+}
+
 /// `x.shape[axis]`, added to `g`.
 pub fn length(g: &mut Graph, x: NodeId, axis: usize, span: Span) -> NodeId {
     scalar(g, Op::Shape { axis }, vec![x], DType::I64, span)

@@ -49,7 +49,7 @@
 //! of bit for bit.
 
 use super::edit::{
-    add_map_output, broadcast, depends_on, int, length, outer_input, redirect_output,
+    add_map_output, broadcast_shapes, depends_on, int, length, outer_input, redirect_output,
     remove_output, scalar, scan_outputs,
 };
 use super::save_mem::last_rows_read;
@@ -407,19 +407,12 @@ fn lift_shape(g: &mut Graph, op: &ScanOp, inputs: &[NodeId], x: NodeId) -> Optio
             .collect(),
         Op::Unbroadcast => lift_shape(g, op, inputs, node.inputs[1]),
         Op::Elemwise(_) | Op::Cast => {
-            // Trailing axes aligned; a length of 1 gives way to the other.
-            let mut lengths: Vec<Option<NodeId>> = vec![None; rank];
-            for &i in &node.inputs {
-                let dims = lift_shape(g, op, inputs, i)?;
-                let first = rank.checked_sub(dims.len())?;
-                for (at, d) in lengths[first..].iter_mut().zip(dims) {
-                    *at = Some(match *at {
-                        None => d,
-                        Some(a) => broadcast(g, a, d, node.span),
-                    });
-                }
-            }
-            lengths.into_iter().collect()
+            let operands = node
+                .inputs
+                .iter()
+                .map(|&i| lift_shape(g, op, inputs, i))
+                .collect::<Option<Vec<_>>>()?;
+            broadcast_shapes(g, rank, operands, node.span)
         }
         Op::Input { index, .. } => {
             let (outer, skip) = if let Some((s, _)) = sequence_tap(op, x) {
