@@ -24,6 +24,7 @@ pub mod value;
 mod tests;
 
 pub use jvp::{gradient_by_jvp, jvp, jvp_function};
+use std::rc::Rc;
 use value::map_array;
 pub use value::{assert_close, Element, Value};
 
@@ -116,17 +117,63 @@ pub fn run(source: &str, function: &str, args: Vec<Value>) -> Result<Vec<Value>,
 
 /// The function named `function` of `source`, compiled without rewrites.
 fn compile_function(source: &str, function: &str) -> Result<Function, String> {
-    let functions = crate::compile_to_ir(source)?;
-    let names: Vec<String> = functions.iter().map(|f| f.name.clone()).collect();
-    functions
-        .into_iter()
-        .find(|f| f.name == function)
-        .ok_or_else(|| {
-            format!(
-                "no function `{function}` in the source (it has: {})",
-                names.join(", ")
-            )
-        })
+    Ok(compiled_function(source, function, &crate::rewrite::Config::none())?.0)
+}
+
+/// The function named `function` of `source` after the rewrites `config` enables, and
+/// what they did to it.
+fn compiled_function(
+    source: &str,
+    function: &str,
+    config: &crate::rewrite::Config,
+) -> Result<(Function, Vec<crate::rewrite::Fired>), String> {
+    let functions = compiled(source, config)?;
+    let found = functions.iter().find(|(f, _)| f.name == function);
+    found.cloned().ok_or_else(|| {
+        let names: Vec<&str> = functions.iter().map(|(f, _)| f.name.as_str()).collect();
+        format!(
+            "no function `{function}` in the source (it has: {})",
+            names.join(", ")
+        )
+    })
+}
+
+/// Each function of `source` after the rewrites `config` enables, with what fired on it.
+type Compiled = Vec<(Function, Vec<crate::rewrite::Fired>)>;
+
+/// [`Compiled`], made once per thread and configuration: a test evaluates one source
+/// many times (each function, each size, each rewrite pass), and compiling it, gradients
+/// and all, was most of its time. (Per thread, not per process: the IR holds spans, which
+/// cannot cross threads; the test harness runs each test on a thread of its own.)
+fn compiled(source: &str, config: &crate::rewrite::Config) -> Result<Rc<Compiled>, String> {
+    use crate::rewrite::Config;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static CACHE: RefCell<HashMap<(String, Config), Rc<Compiled>>> =
+            RefCell::new(HashMap::new());
+    }
+    let key = (source.to_string(), config.clone());
+    if let Some(hit) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
+        return Ok(hit);
+    }
+    let fresh: Compiled = if *config == Config::none() {
+        let functions = crate::compile_to_ir(source)?;
+        functions.into_iter().map(|f| (f, Vec::new())).collect()
+    } else {
+        let plain = compiled(source, &Config::none())?;
+        plain
+            .iter()
+            .map(|(f, _)| {
+                let mut f = f.clone();
+                let fired = crate::rewrite::run(&mut f, config);
+                (f, fired)
+            })
+            .collect()
+    };
+    let fresh = Rc::new(fresh);
+    CACHE.with(|c| c.borrow_mut().insert(key, fresh.clone()));
+    Ok(fresh)
 }
 
 /// Checks that the rewrites leave what `function` of `source` computes unchanged: evaluated
@@ -147,7 +194,7 @@ pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<()
     configs.push(("all", Config::all()));
     // A function, and whether a pass that reassociates float sums fired on it.
     let compile = |config: &Config| -> Result<(Function, bool), String> {
-        let (functions, fired) = crate::compile_with(source, config)
+        let (f, fired) = compiled_function(source, function, config)
             .map_err(|e| format!("`{function}` does not compile: {e}"))?;
         let reassociated = fired.iter().any(|f| {
             [
@@ -160,10 +207,6 @@ pub fn rewrites_agree(source: &str, function: &str, args: &[Value]) -> Result<()
             .iter()
             .any(|p| f.pass == p.name())
         });
-        let f = functions
-            .into_iter()
-            .find(|f| f.name == function)
-            .ok_or_else(|| format!("no function `{function}`"))?;
         Ok((f, reassociated))
     };
     let (reference, _) = compile(&Config::none())?;

@@ -41,7 +41,7 @@ use std::fmt;
 use crate::ir::{Function, Graph, Node, NodeId, Op, ScanOp};
 
 /// A rewrite pass, by the name users give it in `#![rewrites(...)]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pass {
     /// Constant non-sequences folded into the step; scalar arithmetic on constants folded.
     Constants,
@@ -201,7 +201,7 @@ impl Pass {
 }
 
 /// Which passes run. Default: all.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     enabled: Vec<Pass>,
 }
