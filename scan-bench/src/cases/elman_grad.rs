@@ -3,15 +3,13 @@
 //! with `grad` through its scan against backpropagation through time written by hand.
 //! Same inputs and sizes as `elman`; the outputs are the three gradients.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, MatMut, MatRef};
 use scan_runtime::kernels::PackedMatrix;
 use scan_runtime::ndarray::{ArrayView2, ArrayViewMut2};
 use scan_runtime::prelude::*;
 
 use super::elman::{elman_hand_into, Inputs};
 use crate::inputs::flat;
-use crate::kernels::{keep, scratch, with_best_isa};
+use crate::kernels::{gemm_tn, keep, scratch, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -83,22 +81,16 @@ pub fn elman_grad_hand(inp: &Inputs) -> Gradients {
                 .expect("B x H times H x H");
         }
     }
-    let par = faer::get_global_parallelism();
     let mut g_w = Array2::<f32>::zeros((h, h));
     if t_len > 1 {
         let rows = (t_len - 1) * batch;
-        let prev = MatRef::from_row_major_slice(&hs[..rows * h], rows, h);
-        let next = MatRef::from_row_major_slice(&dz[row..], rows, h);
-        let dst = MatMut::from_row_major_slice_mut(g_w.as_slice_mut().expect("new"), h, h);
-        matmul(dst, Accum::Replace, prev.transpose(), next, 1.0, par);
+        let dst = g_w.as_slice_mut().expect("new");
+        gemm_tn(dst, &hs[..rows * h], &dz[row..], rows, h, h);
     }
     let mut g_w_in = Array2::<f32>::zeros((i, h));
     let rows = t_len * batch;
-    let x = MatRef::from_row_major_slice(flat(&inp.x), rows, i);
-    let all = MatRef::from_row_major_slice(&dz[..], rows, h);
-    let dst = MatMut::from_row_major_slice_mut(g_w_in.as_slice_mut().expect("new"), i, h);
-    matmul(dst, Accum::Replace, x.transpose(), all, 1.0, par);
-    scan_runtime::kernels::dot::clear_upper_state();
+    let dst = g_w_in.as_slice_mut().expect("new");
+    gemm_tn(dst, flat(&inp.x), &dz[..], rows, i, h);
     let mut g_b = Array1::<f32>::zeros(h);
     for r in dz.chunks_exact(h) {
         for (s, &d) in g_b.iter_mut().zip(r) {

@@ -3,8 +3,6 @@
 //! with `grad` through its scan against backpropagation through time written by hand.
 //! Same inputs and sizes as `lstm`; the outputs are the three gradients.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, MatMut, MatRef};
 use scan_runtime::kernels::PackedMatrix;
 use scan_runtime::ndarray::ArrayViewMut2;
 use scan_runtime::prelude::*;
@@ -12,7 +10,7 @@ use scan_runtime::threads::spin;
 
 use super::lstm::Inputs;
 use crate::inputs::flat;
-use crate::kernels::{gemm, keep, scratch, sigmoid_f32, tanh_f32, with_best_isa};
+use crate::kernels::{gemm, gemm_tn, keep, scratch, sigmoid_f32, tanh_f32, with_best_isa};
 use crate::timing::Impl;
 use crate::{Bench, DType};
 
@@ -210,22 +208,16 @@ fn bptt(inp: &Inputs, two_threads: bool) -> Gradients {
     }
 
     // 3. The weight gradients.
-    let par = faer::get_global_parallelism();
     let mut g_w_h = Array2::<f32>::zeros((h, 4 * h));
     if t_len > 1 {
         let rows = (t_len - 1) * batch;
-        let prev = MatRef::from_row_major_slice(&hs[..rows * h], rows, h);
-        let next = MatRef::from_row_major_slice(&gates[zrow..], rows, 4 * h);
-        let dst = MatMut::from_row_major_slice_mut(g_w_h.as_slice_mut().expect("new"), h, 4 * h);
-        matmul(dst, Accum::Replace, prev.transpose(), next, 1.0, par);
+        let dst = g_w_h.as_slice_mut().expect("new");
+        gemm_tn(dst, &hs[..rows * h], &gates[zrow..], rows, h, 4 * h);
     }
     let mut g_w_x = Array2::<f32>::zeros((i_len, 4 * h));
     let rows = t_len * batch;
-    let x = MatRef::from_row_major_slice(xs, rows, i_len);
-    let all = MatRef::from_row_major_slice(&gates[..], rows, 4 * h);
-    let dst = MatMut::from_row_major_slice_mut(g_w_x.as_slice_mut().expect("new"), i_len, 4 * h);
-    matmul(dst, Accum::Replace, x.transpose(), all, 1.0, par);
-    scan_runtime::kernels::dot::clear_upper_state();
+    let dst = g_w_x.as_slice_mut().expect("new");
+    gemm_tn(dst, xs, &gates[..], rows, i_len, 4 * h);
     keep(gates_buf);
     keep(hs_buf);
     keep(cs_buf);

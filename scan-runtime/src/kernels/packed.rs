@@ -459,13 +459,15 @@ const PREFETCH_AHEAD: usize = 2;
 /// block of the first `rows` rows from row `i` on (a kernel may compute a few rows more,
 /// which are not stored) and, on the way, prefetches the rows of `prefetch`: its row
 /// block's share of the panel [`PREFETCH_AHEAD`] on, so that each panel is on its way to
-/// the second-level cache while the ones before it are computed.
+/// the second-level cache while the ones before it are computed. `pair`, when given,
+/// computes a last row block of at most two rows over two panels at once ([`Pair`]).
 #[inline(always)]
 fn run<T: Fma, const NR: usize, const MR: usize>(
     job: &Job<'_, T>,
     panels: std::ops::Range<usize>,
     out: &mut ArrayViewMut2<'_, T>,
     kernel: impl Fn(usize, usize, usize, &[[T; NR]], &[[T; NR]], &mut [[T; NR]; MR], bool),
+    pair: Option<Pair<'_, T, NR, MR>>,
 ) {
     let (m, k) = (job.m, job.k);
     let (all, _) = job.panels.as_chunks::<NR>();
@@ -482,24 +484,32 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
     let (first, end) = (panels.start, panels.end);
     let share = k.div_ceil((blocks * chunks).max(1));
     let count = panels.len();
-    for at_n in 0..count {
-        let j = if job.reverse {
+    // The panel visited `at_n`-th, and the one `PREFETCH_AHEAD` after it (empty past the
+    // last).
+    let visit = |at_n: usize| {
+        if job.reverse {
             end - 1 - at_n
         } else {
             first + at_n
-        };
-        let panel = &all[j * k..(j + 1) * k];
+        }
+    };
+    let panel_at = |j: usize| &all[j * k..(j + 1) * k];
+    let later_at = |at_n: usize| {
         let ahead = at_n + PREFETCH_AHEAD;
-        let later = if ahead < count {
-            let a = if job.reverse {
-                end - 1 - ahead
-            } else {
-                first + ahead
-            };
-            &all[a * k..(a + 1) * k]
+        if ahead < count {
+            panel_at(visit(ahead))
         } else {
             &[]
-        };
+        }
+    };
+    // The last row block, by `pair` two panels at a time (the first of each two left for
+    // the second), when it has at most two rows and `k` is not in chunks.
+    let tail = m - (blocks.max(1) - 1) * MR;
+    let pair = pair.filter(|_| chunks == 1 && tail <= 2 && m > 0);
+    for at_n in 0..count {
+        let j = visit(at_n);
+        let panel = panel_at(j);
+        let later = later_at(at_n);
         let cols = NR.min(job.n - j * NR);
         let at = (j - first) * NR;
         for c in 0..chunks {
@@ -509,6 +519,31 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
                 let (i, rows) = (b * MR, MR.min(m - b * MR));
                 let from = ((c * blocks + b) * share).min(later.len());
                 let prefetch = &later[from..(from + share).min(later.len())];
+                if let (Some(pair), true) = (pair, b + 1 == blocks) {
+                    if at_n % 2 == 0 && at_n + 1 < count {
+                        continue;
+                    }
+                    if at_n % 2 == 1 {
+                        let before = visit(at_n - 1);
+                        let later_before = later_at(at_n - 1);
+                        let from_before = from.min(later_before.len());
+                        let prefetch_before = &later_before
+                            [from_before..(from_before + share).min(later_before.len())];
+                        let (acc_before, acc) = accs.split_at_mut(1);
+                        let (acc_before, acc) = (&mut acc_before[0], &mut acc[0]);
+                        pair(
+                            i,
+                            [panel_at(before), panel],
+                            [prefetch_before, prefetch],
+                            [&mut *acc_before, &mut *acc],
+                        );
+                        let cols_before = NR.min(job.n - before * NR);
+                        let at_before = (before - first) * NR;
+                        store(out, i, at_before, rows, cols_before, acc_before, job.add);
+                        store(out, i, at, rows, cols, acc, job.add);
+                        continue;
+                    }
+                }
                 let acc = &mut accs[if chunks > 1 { b } else { 0 }];
                 kernel(rows, i, k0, part, prefetch, acc, c == 0);
                 if c + 1 == chunks {
@@ -518,6 +553,15 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
         }
     }
 }
+
+/// A kernel for a last row block of at most two rows (`m` = 6 q + 2 with AVX2, as a batch
+/// of 32) over two panels at once: `pair(i, panels, prefetch, accs)` computes the block
+/// from row `i` on times each panel into its `acc` (overwritten), prefetching both rows of
+/// `prefetch`. Two rows by one panel keep 4 sums in registers, 4 chains of multiply-adds
+/// of 5 cycles each on a Zen 1 core, which issues one 256-bit FMA per cycle: a fifth of its
+/// cycles idle; over two panels, 8 chains. Each sum is still made in the order of `k`.
+type Pair<'p, T, const NR: usize, const MR: usize> =
+    &'p dyn Fn(usize, [&[[T; NR]]; 2], [&[[T; NR]]; 2], [&mut [[T; NR]; MR]; 2]);
 
 /// A product of at most this many row blocks runs its `k` in chunks ([`KC_BYTES`]),
 /// keeping each row block's partial sums between them (on the stack).
@@ -643,6 +687,110 @@ simd_kernel!(
 #[cfg(target_arch = "x86_64")]
 simd_kernel!(
     avx2_f64,
+    "avx2,fma",
+    f64,
+    4,
+    6,
+    _mm256_setzero_pd,
+    _mm256_loadu_pd,
+    _mm256_set1_pd,
+    _mm256_fmadd_pd,
+    _mm256_storeu_pd
+);
+
+/// The kernel of [`Pair`] in SIMD intrinsics: the `R x (2 * lanes)` block `a` (`R <= 2`)
+/// times two panels, in `4 R` vector registers, into the first `R` rows of each `acc`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! simd_pair_kernel {
+    ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
+     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
+        /// # Safety
+        /// The CPU must have the instruction sets of the `target_feature` attribute, and
+        /// `a` must hold `R` rows of `panels[0].len()` elements; both panels have that
+        /// length.
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<const R: usize>(
+            a: impl Block<$t>,
+            panels: [&[[$t; 2 * $lanes]]; 2],
+            prefetch: [&[[$t; 2 * $lanes]]; 2],
+            acc: [&mut [[$t; 2 * $lanes]; $mr]; 2],
+        ) {
+            use std::arch::x86_64::*;
+            const { assert!(R <= 2) };
+            let mut c = [[$zero(); 4]; R];
+            // One row of `prefetch` (the first's, then the second's) every `every` steps.
+            let [fetch0, fetch1] = prefetch;
+            let every = (panels[0].len() / (fetch0.len() + fetch1.len()).max(1)).max(1);
+            let (mut countdown, mut fetched) = (1, 0);
+            for (kk, (b, d)) in panels[0].iter().zip(panels[1]).enumerate() {
+                countdown -= 1;
+                if countdown == 0 {
+                    countdown = every;
+                    let p = match fetch0.get(fetched) {
+                        Some(p) => Some(p),
+                        None => fetch1.get(fetched - fetch0.len()),
+                    };
+                    if let Some(p) = p {
+                        fetched += 1;
+                        // SAFETY: a prefetch never faults; `p` holds `2 * lanes`
+                        // elements, the second half starts `lanes` on.
+                        unsafe {
+                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().cast());
+                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().add($lanes).cast());
+                        }
+                    }
+                }
+                // SAFETY: `b` and `d` hold `2 * lanes` elements each: unaligned loads of
+                // `lanes`.
+                let (b0, b1, d0, d1) = unsafe {
+                    (
+                        $load(b.as_ptr()),
+                        $load(b.as_ptr().add($lanes)),
+                        $load(d.as_ptr()),
+                        $load(d.as_ptr().add($lanes)),
+                    )
+                };
+                for r in 0..R {
+                    // SAFETY: the caller's contract, `kk < panels[0].len()`, `r < R`.
+                    let x = $set1(unsafe { a.at(r, kk) });
+                    c[r][0] = $fma(x, b0, c[r][0]);
+                    c[r][1] = $fma(x, b1, c[r][1]);
+                    c[r][2] = $fma(x, d0, c[r][2]);
+                    c[r][3] = $fma(x, d1, c[r][3]);
+                }
+            }
+            let [acc0, acc1] = acc;
+            for r in 0..R {
+                let (row0, row1) = (acc0[r].as_mut_ptr(), acc1[r].as_mut_ptr());
+                // SAFETY: each row of an `acc` holds `2 * lanes` elements: two unaligned
+                // stores of `lanes`.
+                unsafe {
+                    $store(row0, c[r][0]);
+                    $store(row0.add($lanes), c[r][1]);
+                    $store(row1, c[r][2]);
+                    $store(row1.add($lanes), c[r][3]);
+                }
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+simd_pair_kernel!(
+    avx2_pair_f32,
+    "avx2,fma",
+    f32,
+    8,
+    6,
+    _mm256_setzero_ps,
+    _mm256_loadu_ps,
+    _mm256_set1_ps,
+    _mm256_fmadd_ps,
+    _mm256_storeu_ps
+);
+#[cfg(target_arch = "x86_64")]
+simd_pair_kernel!(
+    avx2_pair_f64,
     "avx2,fma",
     f64,
     4,
@@ -797,7 +945,8 @@ simd_vector_kernel!(
 
 /// The product's panels by the kernels of one instruction set and element type.
 macro_rules! dispatch {
-    ($t:ty, $avx512:ident, $avx2:ident, $avx512_vector:ident, $avx2_vector:ident) => {
+    ($t:ty, $avx512:ident, $avx2:ident, $avx2_pair:ident, $avx512_vector:ident,
+     $avx2_vector:ident) => {
         pub(super) fn run_panels(
             isa: Isa,
             job: &Job<'_, $t>,
@@ -827,27 +976,32 @@ macro_rules! dispatch {
                     })
                 }
                 #[cfg(target_arch = "x86_64")]
-                (Isa::Avx512, Left::Rows(a)) => {
-                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, k0, p, n, acc, start| {
-                        match rows {
-                            9.. => unsafe {
-                                $avx512::<12>(job.rows::<12>(a, i).skip(k0), p, n, acc, start)
-                            },
-                            5..=8 => unsafe {
-                                $avx512::<8>(job.rows::<8>(a, i).skip(k0), p, n, acc, start)
-                            },
-                            2..=4 => unsafe {
-                                $avx512::<4>(job.rows::<4>(a, i).skip(k0), p, n, acc, start)
-                            },
-                            _ => unsafe {
-                                $avx512::<1>(job.rows::<1>(a, i).skip(k0), p, n, acc, start)
-                            },
-                        }
-                    })
-                }
+                (Isa::Avx512, Left::Rows(a)) => run::<$t, { 128 / E }, 12>(
+                    job,
+                    panels,
+                    out,
+                    |rows, i, k0, p, n, acc, start| match rows {
+                        9.. => unsafe {
+                            $avx512::<12>(job.rows::<12>(a, i).skip(k0), p, n, acc, start)
+                        },
+                        5..=8 => unsafe {
+                            $avx512::<8>(job.rows::<8>(a, i).skip(k0), p, n, acc, start)
+                        },
+                        2..=4 => unsafe {
+                            $avx512::<4>(job.rows::<4>(a, i).skip(k0), p, n, acc, start)
+                        },
+                        _ => unsafe {
+                            $avx512::<1>(job.rows::<1>(a, i).skip(k0), p, n, acc, start)
+                        },
+                    },
+                    None,
+                ),
                 #[cfg(target_arch = "x86_64")]
-                (Isa::Avx512, _) => {
-                    run::<$t, { 128 / E }, 12>(job, panels, out, |rows, i, k0, p, n, acc, start| {
+                (Isa::Avx512, _) => run::<$t, { 128 / E }, 12>(
+                    job,
+                    panels,
+                    out,
+                    |rows, i, k0, p, n, acc, start| {
                         let a = job.steps::<12>(i).skip(k0);
                         match rows {
                             9.. => unsafe { $avx512::<12>(a, p, n, acc, start) },
@@ -855,12 +1009,16 @@ macro_rules! dispatch {
                             2..=4 => unsafe { $avx512::<4>(a, p, n, acc, start) },
                             _ => unsafe { $avx512::<1>(a, p, n, acc, start) },
                         }
-                    })
-                }
+                    },
+                    None,
+                ),
                 #[cfg(target_arch = "x86_64")]
                 (Isa::Avx2, Left::Rows(a)) => {
-                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, k0, p, n, acc, start| {
-                        match rows {
+                    run::<$t, { 64 / E }, 6>(
+                        job,
+                        panels,
+                        out,
+                        |rows, i, k0, p, n, acc, start| match rows {
                             5.. => unsafe {
                                 $avx2::<6>(job.rows::<6>(a, i).skip(k0), p, n, acc, start)
                             },
@@ -873,26 +1031,44 @@ macro_rules! dispatch {
                             _ => unsafe {
                                 $avx2::<1>(job.rows::<1>(a, i).skip(k0), p, n, acc, start)
                             },
-                        }
-                    })
+                        },
+                        Some(&|i, p, f, acc| match job.m - i {
+                            // SAFETY: as above, two rows (or one) of `a` in place.
+                            2 => unsafe { $avx2_pair::<2>(job.rows::<2>(a, i), p, f, acc) },
+                            _ => unsafe { $avx2_pair::<1>(job.rows::<1>(a, i), p, f, acc) },
+                        }),
+                    )
                 }
                 #[cfg(target_arch = "x86_64")]
                 (Isa::Avx2, _) => {
-                    run::<$t, { 64 / E }, 6>(job, panels, out, |rows, i, k0, p, n, acc, start| {
-                        let a = job.steps::<6>(i).skip(k0);
-                        match rows {
-                            5.. => unsafe { $avx2::<6>(a, p, n, acc, start) },
-                            3..=4 => unsafe { $avx2::<4>(a, p, n, acc, start) },
-                            // Two rows (32 = 5 x 6 + 2: a batch of 32), in 4 registers
-                            // rather than 8: on a Zen 1 core, whose 256-bit FMAs issue one
-                            // per cycle, 4 chains keep it busy, and half the work is saved.
-                            2 => unsafe { $avx2::<2>(a, p, n, acc, start) },
-                            _ => unsafe { $avx2::<1>(a, p, n, acc, start) },
-                        }
-                    })
+                    run::<$t, { 64 / E }, 6>(
+                        job,
+                        panels,
+                        out,
+                        |rows, i, k0, p, n, acc, start| {
+                            let a = job.steps::<6>(i).skip(k0);
+                            match rows {
+                                5.. => unsafe { $avx2::<6>(a, p, n, acc, start) },
+                                3..=4 => unsafe { $avx2::<4>(a, p, n, acc, start) },
+                                // Two rows (32 = 5 x 6 + 2: a batch of 32), in 4 registers
+                                // rather than 8 (half the work); mostly two panels at once
+                                // instead (`Pair`).
+                                2 => unsafe { $avx2::<2>(a, p, n, acc, start) },
+                                _ => unsafe { $avx2::<1>(a, p, n, acc, start) },
+                            }
+                        },
+                        Some(&|i, p, f, acc| match job.m - i {
+                            // SAFETY: as above, the block's first two rows (or one).
+                            2 => unsafe { $avx2_pair::<2>(job.steps::<6>(i), p, f, acc) },
+                            _ => unsafe { $avx2_pair::<1>(job.steps::<6>(i), p, f, acc) },
+                        }),
+                    )
                 }
-                (_, Left::Rows(a)) => {
-                    run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, k0, p, _, acc, start| {
+                (_, Left::Rows(a)) => run::<$t, { 32 / E }, 4>(
+                    job,
+                    panels,
+                    out,
+                    |rows, i, k0, p, _, acc, start| {
                         if rows == 1 {
                             unsafe {
                                 portable::<$t, 1, { 32 / E }, 4>(
@@ -912,18 +1088,23 @@ macro_rules! dispatch {
                                 )
                             }
                         }
-                    })
-                }
-                (_, _) => {
-                    run::<$t, { 32 / E }, 4>(job, panels, out, |rows, i, k0, p, _, acc, start| {
+                    },
+                    None,
+                ),
+                (_, _) => run::<$t, { 32 / E }, 4>(
+                    job,
+                    panels,
+                    out,
+                    |rows, i, k0, p, _, acc, start| {
                         let a = job.steps::<4>(i).skip(k0);
                         if rows == 1 {
                             unsafe { portable::<$t, 1, { 32 / E }, 4>(a, p, acc, start) }
                         } else {
                             unsafe { portable::<$t, 4, { 32 / E }, 4>(a, p, acc, start) }
                         }
-                    })
-                }
+                    },
+                    None,
+                ),
             }
         }
     };
@@ -1235,6 +1416,7 @@ mod kernels_f32 {
         f32,
         avx512_f32,
         avx2_f32,
+        avx2_pair_f32,
         avx512_vector_f32,
         avx2_vector_f32
     );
@@ -1245,6 +1427,7 @@ mod kernels_f64 {
         f64,
         avx512_f64,
         avx2_f64,
+        avx2_pair_f64,
         avx512_vector_f64,
         avx2_vector_f64
     );
@@ -1376,10 +1559,13 @@ mod tests {
             (32, 600, 70),
             (1, 1300, 33),
             (48, 300, 1030),
-            // Two rows after full blocks of 6 (AVX2's two-row kernel), read in place and
-            // packed.
+            // Two rows after full blocks of 6 (AVX2's two-row kernel, two panels at once:
+            // `Pair`, with an odd panel count's last one alone), read in place and packed.
             (14, 40, 70),
+            (14, 40, 64),
+            (8, 3, 48),
             (32, 40, 1030),
+            (32, 40, 1024),
         ] {
             let (a, w) = (matrix(m, k, 1), matrix(k, n, 2));
             let want = reference(&a, &w);
@@ -1640,11 +1826,12 @@ mod tests {
         let _guard = crate::threads::TEST_LOCK
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let (a, w) = (matrix(64, 512, 5), matrix(512, 520, 6));
+        // 62 rows: a last block of two rows (`Pair`) in each part.
+        let (a, w) = (matrix(62, 512, 5), matrix(512, 520, 6));
         let want = reference(&a, &w);
         // Rows read in place, and a left operand whose rows are not contiguous, packed by
         // both parts of the split product (`SharedLeft`).
-        let at = Array2::from_shape_fn((512, 64), |(i, j)| a[[j, i]]);
+        let at = Array2::from_shape_fn((512, 62), |(i, j)| a[[j, i]]);
         assert_ne!(at.t().strides()[1], 1);
         let mut p = PackedMatrix::<f64>::new(w.view());
         let mut out = Array2::<f64>::zeros((0, 0));

@@ -28,6 +28,38 @@ pub const KEPT: usize = 16;
 thread_local! {
     /// Kept buffers (each a `Vec<T>` of length 0), oldest first.
     static KEPT_BUFFERS: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
+    /// Each float type's scratch vector ([`with_scratch`]).
+    static SCRATCH_F32: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH_F64: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The element types with a scratch vector per thread ([`with_scratch`]).
+pub(crate) trait Scratch: Copy + Default + 'static {
+    fn key() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
+}
+
+impl Scratch for f32 {
+    fn key() -> &'static std::thread::LocalKey<RefCell<Vec<f32>>> {
+        &SCRATCH_F32
+    }
+}
+
+impl Scratch for f64 {
+    fn key() -> &'static std::thread::LocalKey<RefCell<Vec<f64>>> {
+        &SCRATCH_F64
+    }
+}
+
+/// Runs `f` on `len` elements of this thread's scratch vector for `T` (holding whatever its
+/// last user left), which is kept for the next call: a kernel's temporary copy allocates
+/// on its first call only, also inside a loop's step. A call made while the scratch is in
+/// use (nested, from `f`) gets a vector of its own. [`release`] frees it.
+pub(crate) fn with_scratch<T: Scratch, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    let mut v = T::key().with(|cell| cell.take());
+    v.resize(len, T::default());
+    let r = f(&mut v[..len]);
+    T::key().with(|cell| *cell.borrow_mut() = v);
+    r
 }
 
 /// Keeps `a`'s memory for a later call on this thread when it is large enough.
@@ -68,9 +100,11 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
     })
 }
 
-/// Frees the buffers this thread keeps.
+/// Frees the buffers this thread keeps, and its scratch vectors.
 pub fn release() {
     KEPT_BUFFERS.with(|kept| kept.borrow_mut().clear());
+    SCRATCH_F32.with(|s| s.take());
+    SCRATCH_F64.with(|s| s.take());
 }
 
 /// How many buffers this thread keeps (for tests).
@@ -100,6 +134,31 @@ mod tests {
         assert!(v.iter().all(|&x| x == 7.0));
         assert!(v.capacity() >= n);
         assert_eq!(kept(), 0);
+    }
+
+    #[test]
+    fn the_scratch_is_kept_per_type_and_a_nested_call_gets_its_own() {
+        release();
+        let first = with_scratch::<f32, _>(1000, |s| {
+            s.fill(2.0);
+            // Nested: not the outer one's memory.
+            let inner = with_scratch::<f32, _>(10, |t| {
+                assert_eq!(t.len(), 10);
+                t.as_ptr()
+            });
+            assert_ne!(inner, s.as_ptr());
+            s.as_ptr()
+        });
+        // The next call gets the kept vector, as its last user left it (shorter requests
+        // too), and the other type its own.
+        let again = with_scratch::<f32, _>(500, |s| {
+            assert!(s.iter().all(|&x| x == 2.0));
+            s.as_ptr()
+        });
+        assert_eq!(again, first);
+        with_scratch::<f64, _>(3, |s| assert_eq!(s, &[0.0; 3]));
+        release();
+        with_scratch::<f32, _>(2, |s| assert_eq!(s, &[0.0; 2]));
     }
 
     #[test]
