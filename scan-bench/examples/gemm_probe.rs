@@ -47,6 +47,43 @@ fn main() {
         scan_runtime::kernels::dot::dot_mm(&mut out, buf.view(), w, "f").unwrap()
     });
     println!("copy+faer_ms={:.2} ({:.1} GF/s)", tc * 1e3, flops / tc);
+    let ar = a.as_standard_layout().into_owned();
+    let wr = w.as_standard_layout().into_owned();
+    let tpar = time(reps, || {
+        let dst = faer::MatMut::from_row_major_slice_mut(out.as_slice_mut().unwrap(), m, n);
+        let lhs = faer::MatRef::from_row_major_slice(ar.as_slice().unwrap(), m, k);
+        let rhs = faer::MatRef::from_row_major_slice(wr.as_slice().unwrap(), k, n);
+        let par = if threads > 1 {
+            faer::Par::rayon(threads)
+        } else {
+            faer::Par::Seq
+        };
+        faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0, par);
+    });
+    println!(
+        "faer_par_rowmajor_ms={:.2} ({:.1} GF/s)",
+        tpar * 1e3,
+        flops / tpar
+    );
+    let par_out = out.clone();
+    {
+        let dst = faer::MatMut::from_row_major_slice_mut(out.as_slice_mut().unwrap(), m, n);
+        let lhs = faer::MatRef::from_row_major_slice(ar.as_slice().unwrap(), m, k);
+        let rhs = faer::MatRef::from_row_major_slice(wr.as_slice().unwrap(), k, n);
+        faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0, faer::Par::Seq);
+    }
+    println!("par_equals_seq={}", par_out == out);
+    let tseq = time(reps, || {
+        let dst = faer::MatMut::from_row_major_slice_mut(out.as_slice_mut().unwrap(), m, n);
+        let lhs = faer::MatRef::from_row_major_slice(ar.as_slice().unwrap(), m, k);
+        let rhs = faer::MatRef::from_row_major_slice(wr.as_slice().unwrap(), k, n);
+        faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0, faer::Par::Seq);
+    });
+    println!(
+        "faer_seq_rowmajor_ms={:.2} ({:.1} GF/s)",
+        tseq * 1e3,
+        flops / tseq
+    );
     let tp = time(reps, || {
         let mut p = PackedMatrix::<f32>::new(w);
         p.dot_mm(&mut out, a, w, "p").unwrap();

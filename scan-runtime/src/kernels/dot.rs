@@ -939,16 +939,21 @@ pub(crate) fn gemm_float<T: backend::Float + Tiny>(
     Ok(())
 }
 
-/// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order, in tiles of
-/// `TRANSPOSE_TILE` squared so that a column-major `a` is read a column at a time and the
-/// rows written stay in cache (element by element in row order, each read was a cache
-/// miss: 8 ns an element for 512 x 4096). The faer backend copies a column-major left
+/// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order. A column-major `a` is read
+/// in blocks of `TRANSPOSE_COLS` columns (their pages stay in the TLB, their lines in the
+/// second-level cache), each `TRANSPOSE_ROWS` rows at a time, column after column, so that
+/// `dst` is written as that many sequential runs: more rows of a power-of-two length apart
+/// fall in one set of the first-level cache and evict each other. Measured on a 2-core AMD
+/// EPYC (Zen 1), 512 x 4096 f32: element by element in row order 8 ns an element, tiles of
+/// 32 x 32 5.2, rows of 8 over all columns 4.7 (TLB misses), this 1.6 (1.3-1.9 for the
+/// other shapes tried; `scan-bench/examples/transpose_probe.rs`). The faer backend copies a column-major left
 /// operand this way; scan-bench's hand-written loops too.
 ///
 /// # Panics
 /// When `dst` does not hold exactly `m * k` elements.
 pub fn transpose_into<T: Copy>(dst: &mut [T], a: ArrayView2<'_, T>) {
-    const TRANSPOSE_TILE: usize = 32;
+    const TRANSPOSE_ROWS: usize = 8;
+    const TRANSPOSE_COLS: usize = 256;
     let (m, k) = a.dim();
     assert_eq!(
         dst.len(),
@@ -956,15 +961,23 @@ pub fn transpose_into<T: Copy>(dst: &mut [T], a: ArrayView2<'_, T>) {
         "transpose_into: {m} x {k} into {} elements",
         dst.len()
     );
-    for j0 in (0..k).step_by(TRANSPOSE_TILE) {
-        let cols = j0..(j0 + TRANSPOSE_TILE).min(k);
-        for i0 in (0..m).step_by(TRANSPOSE_TILE) {
-            let rows = i0..(i0 + TRANSPOSE_TILE).min(m);
+    for j0 in (0..k).step_by(TRANSPOSE_COLS) {
+        let cols = j0..(j0 + TRANSPOSE_COLS).min(k);
+        for i0 in (0..m).step_by(TRANSPOSE_ROWS) {
+            let rows = i0..(i0 + TRANSPOSE_ROWS).min(m);
             for j in cols.clone() {
                 let column = a.column(j);
-                let column = column.slice(ndarray::s![rows.clone()]);
-                for (i, &v) in rows.clone().zip(column.iter()) {
-                    dst[i * k + j] = v;
+                match column.as_slice() {
+                    Some(column) => {
+                        for (i, &v) in rows.clone().zip(&column[rows.clone()]) {
+                            dst[i * k + j] = v;
+                        }
+                    }
+                    None => {
+                        for i in rows.clone() {
+                            dst[i * k + j] = column[i];
+                        }
+                    }
                 }
             }
         }
@@ -1017,7 +1030,7 @@ mod backend {
             super::loop_into(out, a, b);
             return;
         }
-        with_row_major_left(a, n, |a| split(out, a, b, threads(m, k, n), None));
+        with_row_major_left(a, n, |a| parallel(out, a, b, threads(m, k, n), None));
     }
 
     /// `out ±= a · b`, shapes checked and every dimension non-zero.
@@ -1034,7 +1047,32 @@ mod backend {
             return;
         }
         let alpha = if subtract { T::ONE.num_neg() } else { T::ONE };
-        with_row_major_left(a, n, |a| split(out, a, b, threads(m, k, n), Some(alpha)));
+        with_row_major_left(a, n, |a| parallel(out, a, b, threads(m, k, n), Some(alpha)));
+    }
+
+    /// A product over `threads` threads: by [`split`], or, when its sums are long (`k` at
+    /// least twice the output's larger side: a weight gradient, the steps' inputs
+    /// transposed times their adjoints), by faer's own parallel product, which shares its
+    /// packed blocks between the threads where each part of a split packs its whole shared
+    /// operand. Measured on a 2-core AMD EPYC (Zen 1), f32, two threads, split against
+    /// faer's (ms): 512 x 4096 x 512 43.2 / 30.3 (one thread: 61.5); 512 x 4096 x 2048
+    /// 136.7 / 125.0; elsewhere faer's was 1-3% faster (4096 x 256 x 2048, 1024^3) but
+    /// allocates its team's state on every call (9 allocations), which a loop's step
+    /// product must not. The same bits either way: both cut the output, never a sum.
+    #[inline]
+    fn parallel<T: Float>(
+        out: ArrayViewMut2<'_, T>,
+        a: ArrayView2<'_, T>,
+        b: ArrayView2<'_, T>,
+        threads: usize,
+        add: Option<T>,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if threads > 1 && k >= m.max(n).saturating_mul(2) {
+            faer_gemm(out, a, b, add, Par::rayon(threads));
+        } else {
+            split(out, a, b, threads, add);
+        }
     }
 
     /// A product copies its left operand into row-major order first
@@ -1084,8 +1122,9 @@ mod backend {
     /// outside rayon's pool, a block of rayon's queue of injected jobs every 63 calls. A
     /// part narrower than `SPLIT_ALIGN` is not cut.
     ///
-    /// (faer's own `Par::rayon(n)` was measured too: no faster at these shapes, and 9
-    /// allocations per call for its team and job flags.)
+    /// (faer's own `Par::rayon(n)` was measured too: no faster at the step shapes, and 9
+    /// allocations per call for its team and job flags; [`parallel`] takes it for long
+    /// sums only.)
     #[inline]
     pub(super) fn split<T: Float>(
         out: ArrayViewMut2<'_, T>,
@@ -1095,7 +1134,7 @@ mod backend {
         add: Option<T>,
     ) {
         if threads <= 1 {
-            faer_gemm(out, a, b, add);
+            faer_gemm(out, a, b, add, Par::Seq);
             return;
         }
         let (m, n) = out.dim();
@@ -1105,7 +1144,7 @@ mod backend {
         let at = (len as u128 * first as u128 / threads.max(1) as u128) as usize;
         let at = at / SPLIT_ALIGN * SPLIT_ALIGN;
         if at == 0 || at >= len {
-            faer_gemm(out, a, b, add);
+            faer_gemm(out, a, b, add, Par::Seq);
             return;
         }
         let rest = threads - first;
@@ -1126,14 +1165,15 @@ mod backend {
         }
     }
 
-    /// One faer product on this thread, `out = a · b` (`add`: `out += add · a · b`),
-    /// shapes checked.
+    /// One faer product, `out = a · b` (`add`: `out += add · a · b`), shapes checked, on
+    /// this thread (`Par::Seq`) or on rayon's.
     #[inline]
     fn faer_gemm<T: Float>(
         mut out: ArrayViewMut2<'_, T>,
         a: ArrayView2<'_, T>,
         b: ArrayView2<'_, T>,
         add: Option<T>,
+        par: Par,
     ) {
         let ((m, k), n) = (a.dim(), b.ncols());
         let (sa, sb, so) = (a.strides(), b.strides(), out.strides());
@@ -1155,8 +1195,8 @@ mod backend {
             )
         };
         match add {
-            None => matmul(out, Accum::Replace, a, b, T::ONE, Par::Seq),
-            Some(alpha) => matmul(out, Accum::Add, a, b, alpha, Par::Seq),
+            None => matmul(out, Accum::Replace, a, b, T::ONE, par),
+            Some(alpha) => matmul(out, Accum::Add, a, b, alpha, par),
         }
         super::clear_upper_state();
     }

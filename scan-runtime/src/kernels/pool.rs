@@ -34,6 +34,11 @@ thread_local! {
 }
 
 /// The element types with a scratch vector per thread ([`with_scratch`]).
+// Used by the faer backend alone (and the tests).
+#[cfg_attr(
+    not(all(feature = "faer", not(feature = "matrixmultiply"))),
+    allow(dead_code)
+)]
 pub(crate) trait Scratch: Copy + Default + 'static {
     fn key() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
 }
@@ -54,6 +59,10 @@ impl Scratch for f64 {
 /// last user left), which is kept for the next call: a kernel's temporary copy allocates
 /// on its first call only, also inside a loop's step. A call made while the scratch is in
 /// use (nested, from `f`) gets a vector of its own. [`release`] frees it.
+#[cfg_attr(
+    not(all(feature = "faer", not(feature = "matrixmultiply"))),
+    allow(dead_code)
+)]
 pub(crate) fn with_scratch<T: Scratch, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
     let mut v = T::key().with(|cell| cell.take());
     v.resize(len, T::default());
