@@ -6,6 +6,10 @@
 //! Only allocations made by the measuring thread are counted (the test harness allocates
 //! on its own threads at any time), and a global lock lets one measurement run at a time.
 //!
+//! With the matrixmultiply backend (a cargo feature of scan-runtime) the count may grow with
+//! the chunks of steps a product before or after the loop is made in, never per step
+//! (docs/SEMANTICS.md).
+//!
 //! Threads (`scan_runtime::set_num_threads`): at 1 thread, and for every product too small
 //! to be split, a step allocates nothing. A matrix product split over threads (at least
 //! `scan_runtime::threads::PAR_MIN_WORK` multiply-adds) runs its parts on rayon's workers,
@@ -106,6 +110,18 @@ where
     // The result is returned in a fresh array, so a call that counted nothing would mean
     // the counter was not active.
     assert!(few > 0, "{case}: no allocation counted at all");
+    if scan_runtime::kernels::dot::GEMM_BACKEND == "matrixmultiply" {
+        // docs/SEMANTICS.md's exception: matrixmultiply allocates its packing buffer in
+        // every product of at least 32³ multiply-adds, and the products made before or
+        // after a loop a chunk of steps at a time grow in number with the steps. Never one
+        // per step: the 990 more steps may add at most one allocation per 16 of them.
+        assert!(
+            many >= few && many - few <= 990 / 16,
+            "{case}: {few} allocations with 10 steps but {many} with 1000 steps \
+             (matrixmultiply backend)"
+        );
+        return;
+    }
     assert_eq!(
         few,
         many,
