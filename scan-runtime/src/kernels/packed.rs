@@ -582,6 +582,13 @@ const KC_BYTES: usize = 32 << 10;
 /// steps of `k`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! simd_kernel {
+    // The kernel and its two-panel variant (`simd_pair_kernel`), from one list of
+    // intrinsics.
+    ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
+     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident, pair $pair:ident) => {
+        simd_kernel!($name, $feature, $t, $lanes, $mr, $zero, $load, $set1, $fma, $store);
+        simd_pair_kernel!($pair, $feature, $t, $lanes, $mr, $zero, $load, $set1, $fma, $store);
+    };
     ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
      $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
         /// # Safety
@@ -644,59 +651,6 @@ macro_rules! simd_kernel {
         }
     };
 }
-
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx512_f32,
-    "avx512f",
-    f32,
-    16,
-    12,
-    _mm512_setzero_ps,
-    _mm512_loadu_ps,
-    _mm512_set1_ps,
-    _mm512_fmadd_ps,
-    _mm512_storeu_ps
-);
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx512_f64,
-    "avx512f",
-    f64,
-    8,
-    12,
-    _mm512_setzero_pd,
-    _mm512_loadu_pd,
-    _mm512_set1_pd,
-    _mm512_fmadd_pd,
-    _mm512_storeu_pd
-);
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx2_f32,
-    "avx2,fma",
-    f32,
-    8,
-    6,
-    _mm256_setzero_ps,
-    _mm256_loadu_ps,
-    _mm256_set1_ps,
-    _mm256_fmadd_ps,
-    _mm256_storeu_ps
-);
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx2_f64,
-    "avx2,fma",
-    f64,
-    4,
-    6,
-    _mm256_setzero_pd,
-    _mm256_loadu_pd,
-    _mm256_set1_pd,
-    _mm256_fmadd_pd,
-    _mm256_storeu_pd
-);
 
 /// The kernel of [`Pair`] in SIMD intrinsics: the `R x (2 * lanes)` block `a` (`R <= 2`)
 /// times two panels, in `4 R` vector registers, into the first `R` rows of each `acc`.
@@ -776,8 +730,34 @@ macro_rules! simd_pair_kernel {
 }
 
 #[cfg(target_arch = "x86_64")]
-simd_pair_kernel!(
-    avx2_pair_f32,
+simd_kernel!(
+    avx512_f32,
+    "avx512f",
+    f32,
+    16,
+    12,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_storeu_ps
+);
+#[cfg(target_arch = "x86_64")]
+simd_kernel!(
+    avx512_f64,
+    "avx512f",
+    f64,
+    8,
+    12,
+    _mm512_setzero_pd,
+    _mm512_loadu_pd,
+    _mm512_set1_pd,
+    _mm512_fmadd_pd,
+    _mm512_storeu_pd
+);
+#[cfg(target_arch = "x86_64")]
+simd_kernel!(
+    avx2_f32,
     "avx2,fma",
     f32,
     8,
@@ -786,11 +766,12 @@ simd_pair_kernel!(
     _mm256_loadu_ps,
     _mm256_set1_ps,
     _mm256_fmadd_ps,
-    _mm256_storeu_ps
+    _mm256_storeu_ps,
+    pair avx2_pair_f32
 );
 #[cfg(target_arch = "x86_64")]
-simd_pair_kernel!(
-    avx2_pair_f64,
+simd_kernel!(
+    avx2_f64,
     "avx2,fma",
     f64,
     4,
@@ -799,7 +780,8 @@ simd_pair_kernel!(
     _mm256_loadu_pd,
     _mm256_set1_pd,
     _mm256_fmadd_pd,
-    _mm256_storeu_pd
+    _mm256_storeu_pd,
+    pair avx2_pair_f64
 );
 
 /// Panels a vector's product runs through at once ([`run_vector`]).
