@@ -672,17 +672,29 @@ fn sum_of_products<T: Number>(
     packed: &mut [Array3<T>; 2],
     what: &str,
 ) -> Result<()> {
-    // The sum over the steps in the other order is the same sum: two stacks read
-    // backwards (sequences of a loop going backwards) are read forwards.
-    if p.stride_of(Axis(0)) < 0 && q.stride_of(Axis(0)) < 0 {
-        p.invert_axis(Axis(0));
-        q.invert_axis(Axis(0));
-    }
     let ((steps, m, k), n) = (p.dim(), q.dim().2);
     if k == 0 {
         // No product has a term (and merged, the steps would leave no row to view).
         out.fill(T::ZERO);
         return Ok(());
+    }
+    // The sum over the steps in the other order is the same sum, so both stacks are read
+    // backwards when both run backwards (sequences of a loop going backwards), and when
+    // only that makes the right stack merge (the adjoints a backward loop stacked beside
+    // a forward trace or sequence): then only the left one is copied, into the row-major
+    // order that a large faer product would copy a column-major left operand into anyway
+    // (`with_row_major_left`), so one copy replaces the other.
+    let both_backwards = |p: &mut ArrayView3<'_, T>, q: &mut ArrayView3<'_, T>| {
+        p.invert_axis(Axis(0));
+        q.invert_axis(Axis(0));
+    };
+    if p.stride_of(Axis(0)) < 0 && q.stride_of(Axis(0)) < 0 {
+        both_backwards(&mut p, &mut q);
+    }
+    let mut q_backwards = q;
+    q_backwards.invert_axis(Axis(0));
+    if merge_steps(q, Axis(1)).is_none() && merge_steps(q_backwards, Axis(1)).is_some() {
+        both_backwards(&mut p, &mut q);
     }
     if let (Some(p2), Some(q2)) = (merge_steps(p, Axis(2)), merge_steps(q, Axis(1))) {
         return T::gemm(out, p2, q2, what);
@@ -734,9 +746,11 @@ fn merged<'a, T: Number>(
     );
     let room = capacity.max(steps);
     // The axes of `buf` (steps, inner, outer) or (outer, steps, inner), row-major; `axes`
-    // puts them back in the chunk's order.
-    let outer_faster =
-        chunk.stride_of(outer).unsigned_abs() <= chunk.stride_of(inner).unsigned_abs();
+    // puts them back in the chunk's order. A left operand (`inner` 2) is always copied
+    // into rows (outer, steps, inner): a row-major matrix, which a faer product reads at
+    // its rate (it would copy a column-major one again).
+    let outer_faster = inner.index() == 1
+        && chunk.stride_of(outer).unsigned_abs() <= chunk.stride_of(inner).unsigned_abs();
     let (shape, axes) = match (outer_faster, inner.index()) {
         (true, 2) => (Ix3(room, d_inner, d_outer), [0, 2, 1]),
         (true, _) => (Ix3(room, d_inner, d_outer), [0, 1, 2]),
@@ -745,12 +759,18 @@ fn merged<'a, T: Number>(
     };
     ensure_shape(buf, shape);
     let first = ndarray::Slice::from(0..steps);
-    let mut rows = buf.view_mut().permuted_axes(axes);
-    rows.slice_axis_inplace(Axis(0), first);
-    // Step by step: each step's matrix then has one layout on both sides (contiguous,
-    // in either order), which ndarray copies as one run of memory.
-    for (mut to, from) in rows.outer_iter_mut().zip(chunk.outer_iter()) {
-        to.assign(&from);
+    match (inner.index(), buf.as_slice_mut()) {
+        // The rows of the left operand: blocked, on two threads when large.
+        (2, Some(dst)) => copy_rows(dst, room * d_inner, chunk),
+        _ => {
+            let mut rows = buf.view_mut().permuted_axes(axes);
+            rows.slice_axis_inplace(Axis(0), first);
+            // Step by step: each step's matrix then has one layout on both sides
+            // (contiguous, in either order), which ndarray copies as one run of memory.
+            for (mut to, from) in rows.outer_iter_mut().zip(chunk.outer_iter()) {
+                to.assign(&from);
+            }
+        }
     }
     let rows = buf
         .view()
@@ -939,21 +959,13 @@ pub(crate) fn gemm_float<T: backend::Float + Tiny>(
     Ok(())
 }
 
-/// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order. A column-major `a` is read
-/// in blocks of `TRANSPOSE_COLS` columns (their pages stay in the TLB, their lines in the
-/// second-level cache), each `TRANSPOSE_ROWS` rows at a time, column after column, so that
-/// `dst` is written as that many sequential runs: more rows of a power-of-two length apart
-/// fall in one set of the first-level cache and evict each other. Measured on a 2-core AMD
-/// EPYC (Zen 1), 512 x 4096 f32: element by element in row order 8 ns an element, tiles of
-/// 32 x 32 5.2, rows of 8 over all columns 4.7 (TLB misses), this 1.6 (1.3-1.9 for the
-/// other shapes tried; `scan-bench/examples/transpose_probe.rs`). The faer backend copies a column-major left
-/// operand this way; scan-bench's hand-written loops too.
+/// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order ([`copy_rows`] of one
+/// step). The faer backend copies a column-major left operand this way; scan-bench's
+/// hand-written loops too.
 ///
 /// # Panics
 /// When `dst` does not hold exactly `m * k` elements.
-pub fn transpose_into<T: Copy>(dst: &mut [T], a: ArrayView2<'_, T>) {
-    const TRANSPOSE_ROWS: usize = 8;
-    const TRANSPOSE_COLS: usize = 256;
+pub fn transpose_into<T: Copy + Send + Sync>(dst: &mut [T], a: ArrayView2<'_, T>) {
     let (m, k) = a.dim();
     assert_eq!(
         dst.len(),
@@ -961,21 +973,76 @@ pub fn transpose_into<T: Copy>(dst: &mut [T], a: ArrayView2<'_, T>) {
         "transpose_into: {m} x {k} into {} elements",
         dst.len()
     );
-    for j0 in (0..k).step_by(TRANSPOSE_COLS) {
-        let cols = j0..(j0 + TRANSPOSE_COLS).min(k);
-        for i0 in (0..m).step_by(TRANSPOSE_ROWS) {
-            let rows = i0..(i0 + TRANSPOSE_ROWS).min(m);
+    copy_rows(dst, k, a.insert_axis(Axis(0)));
+}
+
+/// Rows of a copy split over two threads from this many elements on (1 MB of f32): a
+/// smaller copy takes less time than a split costs.
+const COPY_SPLIT_MIN_ELEMENTS: usize = 1 << 18;
+
+/// Row `i` of step `s` of `a` (`steps x m x k`) into `dst[i * stride + s * k..][..k]`,
+/// `stride >= steps * k`: each step's rows side by side, the steps merged into the rows
+/// of one row-major `m x steps * k` matrix ([`copy_rows_here`] step by step). The rows
+/// are copied in two halves on two threads when the copy is large (the copies before a
+/// weight gradient's product ran on one thread while faer's threads waited).
+fn copy_rows<T: Copy + Send + Sync>(dst: &mut [T], stride: usize, a: ArrayView3<'_, T>) {
+    let (steps, m, k) = a.dim();
+    let mid = (m / 2).next_multiple_of(COPY_ROWS);
+    let here = |dst: &mut [T], a: ArrayView3<'_, T>| {
+        for (s, step) in a.outer_iter().enumerate() {
+            copy_rows_here(&mut dst[s * k..], stride, step);
+        }
+    };
+    if steps * m * k < COPY_SPLIT_MIN_ELEMENTS || mid >= m || crate::threads::num_threads() < 2 {
+        return here(dst, a);
+    }
+    let (first, second) = dst.split_at_mut(mid * stride);
+    let (top, bottom) = a.split_at(Axis(1), mid);
+    crate::threads::spin::join(|| here(first, top), || here(second, bottom));
+}
+
+/// Rows a copy writes at a time ([`copy_rows_here`]).
+const COPY_ROWS: usize = 8;
+/// Columns of a column-major matrix a copy reads at a time ([`copy_rows_here`]).
+const COPY_COLS: usize = 256;
+
+/// Row `i` of `a` (`m x k`) into `dst[i * stride..][..k]`, on this thread. Rows with unit
+/// stride are copied as they are; otherwise
+/// `a` is read in blocks of `COPY_COLS` columns (their pages stay in the TLB, their
+/// lines in the second-level cache), each `COPY_ROWS` rows at a time, column after
+/// column, so that `dst` is written as that many sequential runs: more rows of a
+/// power-of-two length apart fall in one set of the first-level cache and evict each
+/// other. Measured on a 2-core AMD EPYC (Zen 1), 512 x 4096 f32 column-major into
+/// row-major: element by element in row order 8 ns an element, tiles of 32 x 32 5.2, rows
+/// of 8 over all columns 4.7 (TLB misses), this 1.6 (1.3-1.9 for the other shapes tried;
+/// `scan-bench/examples/transpose_probe.rs`).
+fn copy_rows_here<T: Copy>(dst: &mut [T], stride: usize, a: ArrayView2<'_, T>) {
+    let (m, k) = a.dim();
+    if a.strides()[1] == 1 || k == 1 {
+        for (i, row) in a.outer_iter().enumerate() {
+            let to = &mut dst[i * stride..i * stride + k];
+            match row.as_slice() {
+                Some(row) => to.copy_from_slice(row),
+                None => to.iter_mut().zip(row).for_each(|(d, &v)| *d = v),
+            }
+        }
+        return;
+    }
+    for j0 in (0..k).step_by(COPY_COLS) {
+        let cols = j0..(j0 + COPY_COLS).min(k);
+        for i0 in (0..m).step_by(COPY_ROWS) {
+            let rows = i0..(i0 + COPY_ROWS).min(m);
             for j in cols.clone() {
                 let column = a.column(j);
                 match column.as_slice() {
                     Some(column) => {
                         for (i, &v) in rows.clone().zip(&column[rows.clone()]) {
-                            dst[i * k + j] = v;
+                            dst[i * stride + j] = v;
                         }
                     }
                     None => {
                         for i in rows.clone() {
-                            dst[i * k + j] = column[i];
+                            dst[i * stride + j] = column[i];
                         }
                     }
                 }
@@ -1473,6 +1540,36 @@ mod tests {
             transpose_into(&mut dst, view);
             assert_eq!(dst, a.iter().copied().collect::<Vec<_>>());
         }
+    }
+
+    /// A copy of at least COPY_SPLIT_MIN_ELEMENTS is split over two threads by rows (an
+    /// odd count, so that the halves differ); every element lands where one thread puts
+    /// it, and nothing outside the rows' `k` columns is written.
+    #[test]
+    fn large_copies_are_split_over_two_threads_and_write_only_their_rows() {
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let (m, k, stride) = (301, 1000, 1003);
+        assert!(m * k >= COPY_SPLIT_MIN_ELEMENTS);
+        let a = Array2::from_shape_fn((m, k), |(i, j)| (i * 1000 + j) as f32);
+        let column_major = a.t().as_standard_layout().into_owned();
+        for threads in [1, 2] {
+            crate::threads::set_num_threads(threads);
+            for view in [a.view(), column_major.t()] {
+                let mut dst = vec![-1.0f32; (m - 1) * stride + k];
+                copy_rows(&mut dst, stride, view.insert_axis(Axis(0)));
+                for (e, &v) in dst.iter().enumerate() {
+                    let (i, j) = (e / stride, e % stride);
+                    let want = if j < k { (i * 1000 + j) as f32 } else { -1.0 };
+                    assert_eq!(v, want, "threads {threads}, element {e}");
+                }
+                let mut flat = vec![0.0f32; m * k];
+                transpose_into(&mut flat, view);
+                assert_eq!(flat.as_slice(), a.as_slice().unwrap());
+            }
+        }
+        crate::threads::set_num_threads(0);
     }
 
     /// A large product of a column-major left operand goes through a row-major copy of it
@@ -2314,7 +2411,7 @@ mod stack_tests {
 mod dot_sum_tests {
     use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
-    use super::{dot_sum, merge_steps, DotSumScratch, DotSumText};
+    use super::{dot_sum, merge_steps, DotSumScratch, DotSumText, COPY_SPLIT_MIN_ELEMENTS};
     use crate::element::Number;
     use crate::error::Error;
 
@@ -2425,8 +2522,8 @@ mod dot_sum_tests {
         let p = long.slice(s![..;2, .., ..]);
         assert!(merge_steps(p, Axis(2)).is_none());
         // Reversed steps do not merge either.
-        let q_own = floats((t, k, n), 0.4);
-        let q = q_own.slice(s![..;-1, .., ..]);
+        let q_long = floats((2 * t, k, n), 0.4);
+        let q = q_long.slice(s![..;-2, .., ..]);
         assert!(merge_steps(q, Axis(1)).is_none());
         let init = Array2::from_elem((m, n), 0.5);
         let mut out = Array3::zeros((0, 0, 0));
@@ -2436,8 +2533,8 @@ mod dot_sum_tests {
             &out.index_axis(Axis(0), 0).to_owned(),
             &by_hand(init.view(), p, q),
         );
-        // Each stack copied, all its steps in one chunk, along its faster axis: p's rows
-        // (p laid out [m, t, k]), q's rows (its steps put back in order).
+        // Each stack copied, all its steps in one chunk: p into rows (laid out [m, t, k]),
+        // q along its faster axis, its rows (its steps put back in order).
         assert_eq!(scratch.packed[0].shape(), &[m, t, k]);
         assert_eq!(scratch.packed[1].shape(), &[t, k, n]);
         // A second call reuses every buffer.
@@ -2454,8 +2551,8 @@ mod dot_sum_tests {
 
         let long_i = ints((2 * t, m, k), 3);
         let pi = long_i.slice(s![..;2, .., ..]);
-        let qi_own = ints((t, k, n), 4);
-        let qi = qi_own.slice(s![..;-1, .., ..]);
+        let qi_long = ints((2 * t, k, n), 4);
+        let qi = qi_long.slice(s![..;-2, .., ..]);
         let init_i = Array2::from_elem((m, n), i64::MIN + 1);
         let mut out_i = Array3::zeros((0, 0, 0));
         let mut scratch_i = DotSumScratch::default();
@@ -2520,9 +2617,43 @@ mod dot_sum_tests {
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() <= 1e-10 * (1.0 + w.abs()), "{g} vs {w}");
         }
-        // Room for four steps: the last chunk, of one, was copied into the same memory.
-        assert_eq!(scratch.packed[0].shape(), &[4, k, m]);
+        // Room for four steps: the last chunk, of one, was copied into the same memory,
+        // in rows (a row-major [m, 4 * k] matrix).
+        assert_eq!(scratch.packed[0].shape(), &[m, 4, k]);
         assert_eq!(scratch.packed[1].len(), 0);
+    }
+
+    #[test]
+    fn adjoints_stacked_backwards_beside_a_trace_are_read_in_place() {
+        // A gradient's Σ_t h_t.t() · d_t: h a forward trace [t, b, m], d the adjoints a
+        // backward loop stacked, read backwards. Both are turned, so that d merges (no
+        // copy) and h's steps are copied into rows, on one thread and on two (the copy is
+        // then split: it holds at least COPY_SPLIT_MIN_ELEMENTS).
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let (t, b, m, n) = (40, 32, 256, 3);
+        assert!(t * b * m >= COPY_SPLIT_MIN_ELEMENTS);
+        let h = floats((t, b, m), 0.2);
+        let d = floats((t, b, n), 0.3);
+        let p = h.view().permuted_axes([0, 2, 1]);
+        let q = d.slice(s![..;-1, .., ..]);
+        let init = Array2::from_elem((m, n), 0.125);
+        let want = by_hand(init.view(), p, q);
+        for threads in [1, 2] {
+            crate::threads::set_num_threads(threads);
+            let mut out = Array3::zeros((0, 0, 0));
+            let mut scratch = DotSumScratch::default();
+            dot_sum(&mut out, init.view(), p, q, &mut scratch, TEXT).unwrap();
+            let got = out.index_axis(Axis(0), 0);
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-10 * (1.0 + w.abs()), "{g} vs {w}");
+            }
+            // Chunks of 1024 / 32 = 32 steps of p, in rows; d read where it is.
+            assert_eq!(scratch.packed[0].shape(), &[m, 32, b]);
+            assert_eq!(scratch.packed[1].len(), 0);
+        }
+        crate::threads::set_num_threads(0);
     }
 
     #[test]
