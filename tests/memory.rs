@@ -495,7 +495,7 @@ fn checkpoints_shrink_the_gradients_trace_part_by_about_n() {
     );
 }
 
-/// The same LSTM gradient with no rewrite, the reference for the values.
+/// The same LSTM gradient with no rewrite: the rounding the rewritten program is held to.
 mod unrewritten {
     scan_tests::program! {
         #![rewrites(none)]
@@ -503,6 +503,35 @@ mod unrewritten {
         #[allow(clippy::type_complexity)]
         pub fn lstm_grad(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<(Array2<f32>, Array2<f32>, Array1<f32>)> {
             let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
+            let (h, c) = scan(
+                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                    let n = h_tm1.shape[1];
+                    let i = sigmoid(z[(.., ..n)]);
+                    let f = sigmoid(z[(.., n..2 * n)]);
+                    let g = tanh(z[(.., 2 * n..3 * n)]);
+                    let o = sigmoid(z[(.., 3 * n..)]);
+                    let c_t = f * c_tm1 + i * g;
+                    (o * tanh(c_t), c_t)
+                },
+                sequences = x,
+                outputs_info = [zero, zero],
+                non_sequences = [w_x, w_h, b],
+            );
+            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
+            Ok((g_w_x, g_w_h, g_b))
+        }
+    }
+}
+
+/// The same LSTM gradient in f64 with no rewrite: the values the f32 programs round.
+mod reference {
+    scan_tests::program! {
+        #![rewrites(none)]
+
+        #[allow(clippy::type_complexity)]
+        pub fn lstm_grad(x: ArrayView3<f64>, w_x: ArrayView2<f64>, w_h: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(Array2<f64>, Array2<f64>, Array1<f64>)> {
+            let zero = zeros((x.shape[1], w_h.shape[0])) as f64;
             let (h, c) = scan(
                 |x_t, h_tm1, c_tm1, w_x, w_h, b| {
                     let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
@@ -558,24 +587,59 @@ fn an_lstm_gradient_stores_the_gates_adjoint_once_and_copies_no_sequence() {
         scan_runtime::kernels::pool::release();
         let (peak, (g_x, g_h, g_b)) = peak_bytes(run);
         peaks.push((t, peak));
-        // The values: those of the program with no rewrite.
-        let (r_x, r_h, r_b) =
+        // The values: within the rounding of the program with no rewrite. Both f32
+        // programs are measured against the f64 one; the rewrites change the order of
+        // sums (and the backend's blocks do), not the precision, so the rewritten
+        // program's largest error is at most twice the other's. Comparing the two f32
+        // results directly held them to 1e-5 of each other, which a backend summing in
+        // another order (matrixmultiply's) missed by 1%, while each was 1e-5 from f64.
+        let (p_x, p_h, p_b) =
             unrewritten::lstm_grad(x.view(), w_x.view(), w_h.view(), b.view()).unwrap();
-        for (got, want) in [(g_x, r_x), (g_h, r_h)] {
-            let got: Vec<f32> = got.iter().copied().collect();
-            let want: Vec<f32> = want.iter().copied().collect();
-            common::assert_floats32(&got, &want, 1e-5);
-        }
-        common::assert_floats32(&g_b.to_vec(), &r_b.to_vec(), 1e-5);
+        let f64s = |a: ArrayView2<f32>| a.mapv(f64::from);
+        let (r_x, r_h, r_b) = reference::lstm_grad(
+            x.mapv(f64::from).view(),
+            f64s(w_x.view()).view(),
+            f64s(w_h.view()).view(),
+            b.mapv(f64::from).view(),
+        )
+        .unwrap();
+        let error = |got: &[f32], want: &[f64]| {
+            got.iter()
+                .zip(want)
+                .map(|(&g, &w)| (f64::from(g) - w).abs() / w.abs().max(1.0))
+                .fold(0.0f64, f64::max)
+        };
+        let flat2 = |a: &Array2<f32>| a.iter().copied().collect::<Vec<f32>>();
+        let flat64 = |a: &Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
+        let worst = |x: &Array2<f32>, h: &Array2<f32>, b: &Array1<f32>| {
+            error(&flat2(x), &flat64(&r_x))
+                .max(error(&flat2(h), &flat64(&r_h)))
+                .max(error(&b.to_vec(), &r_b.to_vec()))
+        };
+        let (rewritten, plain) = (worst(&g_x, &g_h, &g_b), worst(&p_x, &p_h, &p_b));
+        eprintln!("lstm gradient, {t} steps: largest error against f64 {rewritten:.3e}, with no rewrite {plain:.3e}");
+        assert!(plain < 1e-4, "the f32 program with no rewrite: {plain:e}");
+        assert!(
+            rewritten <= 2.0 * plain,
+            "rewritten {rewritten:e} against {plain:e} with no rewrite"
+        );
     }
     let row = (batch * hidden * std::mem::size_of::<f32>()) as f64;
     let per_step = (peaks[1].1 as f64 - peaks[0].1 as f64) / 100.0 / row;
     let report = format!("peaks {peaks:?}: {per_step:.2} [B, H] rows per step");
+    // The matrixmultiply backend makes the input projection in one product over every
+    // step (`kernels::chunk_steps`: its products allocate), where faer's makes it a chunk
+    // of steps at a time: its 4 rows per step are held, measured.
+    let projection = if scan_runtime::kernels::dot::GEMM_BACKEND == "matrixmultiply" {
+        4.0
+    } else {
+        0.0
+    };
     assert!(
-        per_step >= 10.0,
+        per_step >= 10.0 + projection,
         "the measurement sees the stacks: {report}"
     );
-    assert!(per_step <= 11.5, "{report}");
+    assert!(per_step <= 11.5 + projection, "{report}");
     eprintln!("lstm gradient: {report}");
 }
 
