@@ -495,63 +495,42 @@ fn checkpoints_shrink_the_gradients_trace_part_by_about_n() {
     );
 }
 
-/// The same LSTM gradient with no rewrite: the rounding the rewritten program is held to.
-mod unrewritten {
-    scan_tests::program! {
-        #![rewrites(none)]
+/// The LSTM gradient with no rewrite, in a float type of the caller's choice.
+macro_rules! lstm_grad_unrewritten {
+    ($module:ident: $t:ident) => {
+        mod $module {
+            scan_tests::program! {
+                #![rewrites(none)]
 
-        #[allow(clippy::type_complexity)]
-        pub fn lstm_grad(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<(Array2<f32>, Array2<f32>, Array1<f32>)> {
-            let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
-            let (h, c) = scan(
-                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
-                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
-                    let n = h_tm1.shape[1];
-                    let i = sigmoid(z[(.., ..n)]);
-                    let f = sigmoid(z[(.., n..2 * n)]);
-                    let g = tanh(z[(.., 2 * n..3 * n)]);
-                    let o = sigmoid(z[(.., 3 * n..)]);
-                    let c_t = f * c_tm1 + i * g;
-                    (o * tanh(c_t), c_t)
-                },
-                sequences = x,
-                outputs_info = [zero, zero],
-                non_sequences = [w_x, w_h, b],
-            );
-            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
-            Ok((g_w_x, g_w_h, g_b))
+                #[allow(clippy::type_complexity)]
+                pub fn lstm_grad(x: ArrayView3<$t>, w_x: ArrayView2<$t>, w_h: ArrayView2<$t>, b: ArrayView1<$t>) -> Result<(Array2<$t>, Array2<$t>, Array1<$t>)> {
+                    let zero = zeros((x.shape[1], w_h.shape[0])) as $t;
+                    let (h, c) = scan(
+                        |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                            let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                            let n = h_tm1.shape[1];
+                            let i = sigmoid(z[(.., ..n)]);
+                            let f = sigmoid(z[(.., n..2 * n)]);
+                            let g = tanh(z[(.., 2 * n..3 * n)]);
+                            let o = sigmoid(z[(.., 3 * n..)]);
+                            let c_t = f * c_tm1 + i * g;
+                            (o * tanh(c_t), c_t)
+                        },
+                        sequences = x,
+                        outputs_info = [zero, zero],
+                        non_sequences = [w_x, w_h, b],
+                    );
+                    let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
+                    Ok((g_w_x, g_w_h, g_b))
+                }
+            }
         }
-    }
+    };
 }
 
-/// The same LSTM gradient in f64 with no rewrite: the values the f32 programs round.
-mod reference {
-    scan_tests::program! {
-        #![rewrites(none)]
-
-        #[allow(clippy::type_complexity)]
-        pub fn lstm_grad(x: ArrayView3<f64>, w_x: ArrayView2<f64>, w_h: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(Array2<f64>, Array2<f64>, Array1<f64>)> {
-            let zero = zeros((x.shape[1], w_h.shape[0])) as f64;
-            let (h, c) = scan(
-                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
-                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
-                    let n = h_tm1.shape[1];
-                    let i = sigmoid(z[(.., ..n)]);
-                    let f = sigmoid(z[(.., n..2 * n)]);
-                    let g = tanh(z[(.., 2 * n..3 * n)]);
-                    let o = sigmoid(z[(.., 3 * n..)]);
-                    let c_t = f * c_tm1 + i * g;
-                    (o * tanh(c_t), c_t)
-                },
-                sequences = x,
-                outputs_info = [zero, zero],
-                non_sequences = [w_x, w_h, b],
-            );
-            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
-            Ok((g_w_x, g_w_h, g_b))
-        }
-    }
-}
+// The rounding the rewritten program is held to, and the values both f32 programs round.
+lstm_grad_unrewritten!(unrewritten: f32);
+lstm_grad_unrewritten!(reference: f64);
 
 /// An LSTM's gradient by BPTT (scan-bench's lstm_grad, smaller): the part of the peak heap
 /// that grows with the steps, measured as in the checkpoints test above, in `[B, H]` f32

@@ -959,8 +959,9 @@ pub(crate) fn gemm_float<T: backend::Float + Tiny>(
     Ok(())
 }
 
-/// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order ([`copy_rows`] of one
-/// step). The faer backend copies a column-major left operand this way; scan-bench's
+/// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order: a column-major `a` is read
+/// in blocks that keep the cache and the TLB warm, and a large copy (from 256 K elements)
+/// is made in two halves of the rows on two threads when two are allowed. The faer backend copies a column-major left operand this way; scan-bench's
 /// hand-written loops too.
 ///
 /// # Panics
