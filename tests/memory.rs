@@ -169,30 +169,6 @@ mod programs {
             Ok((cost, gw, gu, gb, gh0))
         }
 
-        /// The gradient of a batched LSTM (scan-bench's lstm_grad): the four gates are
-        /// slices of one `[B, 4H]` pre-activation.
-        #[allow(clippy::type_complexity)]
-        pub fn lstm_grad(x: ArrayView3<f32>, w_x: ArrayView2<f32>, w_h: ArrayView2<f32>, b: ArrayView1<f32>) -> Result<(Array2<f32>, Array2<f32>, Array1<f32>)> {
-            let zero = zeros((x.shape[1], w_h.shape[0])) as f32;
-            let (h, c) = scan(
-                |x_t, h_tm1, c_tm1, w_x, w_h, b| {
-                    let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
-                    let n = h_tm1.shape[1];
-                    let i = sigmoid(z[(.., ..n)]);
-                    let f = sigmoid(z[(.., n..2 * n)]);
-                    let g = tanh(z[(.., 2 * n..3 * n)]);
-                    let o = sigmoid(z[(.., 3 * n..)]);
-                    let c_t = f * c_tm1 + i * g;
-                    (o * tanh(c_t), c_t)
-                },
-                sequences = x,
-                outputs_info = [zero, zero],
-                non_sequences = [w_x, w_h, b],
-            );
-            let (g_w_x, g_w_h, g_b) = grad(sum(h), [w_x, w_h, b]);
-            Ok((g_w_x, g_w_h, g_b))
-        }
-
         /// The same storing the state before every 32nd step.
         #[allow(clippy::type_complexity)]
         pub fn elman_grad_ck32(x: ArrayView2<f64>, h0: ArrayView1<f64>, w: ArrayView2<f64>, u: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(f64, Array2<f64>, Array2<f64>, Array1<f64>, Array1<f64>)> {
@@ -495,12 +471,14 @@ fn checkpoints_shrink_the_gradients_trace_part_by_about_n() {
     );
 }
 
-/// The LSTM gradient with no rewrite, in a float type of the caller's choice.
-macro_rules! lstm_grad_unrewritten {
-    ($module:ident: $t:ident) => {
+/// The gradient of a batched LSTM (scan-bench's lstm_grad: the four gates are slices of one
+/// `[B, 4H]` pre-activation), in a float type and under rewrite settings of the caller's
+/// choice.
+macro_rules! lstm_grad {
+    ($module:ident: $t:ident, [$($setting:tt)*]) => {
         mod $module {
             scan_tests::program! {
-                #![rewrites(none)]
+                #![rewrites($($setting)*)]
 
                 #[allow(clippy::type_complexity)]
                 pub fn lstm_grad(x: ArrayView3<$t>, w_x: ArrayView2<$t>, w_h: ArrayView2<$t>, b: ArrayView1<$t>) -> Result<(Array2<$t>, Array2<$t>, Array1<$t>)> {
@@ -528,9 +506,11 @@ macro_rules! lstm_grad_unrewritten {
     };
 }
 
-// The rounding the rewritten program is held to, and the values both f32 programs round.
-lstm_grad_unrewritten!(unrewritten: f32);
-lstm_grad_unrewritten!(reference: f64);
+// The program measured; with no rewrite, the rounding it is held to; in f64, the values
+// both f32 programs round.
+lstm_grad!(rewritten: f32, [all]);
+lstm_grad!(unrewritten: f32, [none]);
+lstm_grad!(reference: f64, [none]);
 
 /// An LSTM's gradient by BPTT (scan-bench's lstm_grad, smaller): the part of the peak heap
 /// that grows with the steps, measured as in the checkpoints test above, in `[B, H]` f32
@@ -560,7 +540,7 @@ fn an_lstm_gradient_stores_the_gates_adjoint_once_and_copies_no_sequence() {
         let x = Array3::from_shape_fn((t, batch, n_in), |(s, i, j)| {
             ((s * 3 + i * 5 + j) % 7) as f32 * 0.1 - 0.3
         });
-        let run = || programs::lstm_grad(x.view(), w_x.view(), w_h.view(), b.view()).unwrap();
+        let run = || rewritten::lstm_grad(x.view(), w_x.view(), w_h.view(), b.view()).unwrap();
         // Warm-up (the threads' product buffers), and an empty pool as in the test above.
         let _ = run();
         scan_runtime::kernels::pool::release();

@@ -752,7 +752,6 @@ fn merged<'a, T: Number>(
     let outer_faster = inner.index() == 1
         && chunk.stride_of(outer).unsigned_abs() <= chunk.stride_of(inner).unsigned_abs();
     let (shape, axes) = match (outer_faster, inner.index()) {
-        (true, 2) => (Ix3(room, d_inner, d_outer), [0, 2, 1]),
         (true, _) => (Ix3(room, d_inner, d_outer), [0, 1, 2]),
         (false, 2) => (Ix3(d_outer, room, d_inner), [1, 0, 2]),
         (false, _) => (Ix3(d_outer, room, d_inner), [1, 2, 0]),
@@ -961,8 +960,9 @@ pub(crate) fn gemm_float<T: backend::Float + Tiny>(
 
 /// `dst` (`m * k` elements) = `a` (`m x k`) in row-major order: a column-major `a` is read
 /// in blocks that keep the cache and the TLB warm, and a large copy (from 256 K elements)
-/// is made in two halves of the rows on two threads when two are allowed. The faer backend copies a column-major left operand this way; scan-bench's
-/// hand-written loops too.
+/// is made in two halves of the rows on two threads when two are allowed. The faer
+/// backend copies a column-major left operand this way; scan-bench's hand-written loops
+/// too.
 ///
 /// # Panics
 /// When `dst` does not hold exactly `m * k` elements.
@@ -1008,12 +1008,11 @@ const COPY_ROWS: usize = 8;
 const COPY_COLS: usize = 256;
 
 /// Row `i` of `a` (`m x k`) into `dst[i * stride..][..k]`, on this thread. Rows with unit
-/// stride are copied as they are; otherwise
-/// `a` is read in blocks of `COPY_COLS` columns (their pages stay in the TLB, their
-/// lines in the second-level cache), each `COPY_ROWS` rows at a time, column after
-/// column, so that `dst` is written as that many sequential runs: more rows of a
-/// power-of-two length apart fall in one set of the first-level cache and evict each
-/// other. Measured on a 2-core AMD EPYC (Zen 1), 512 x 4096 f32 column-major into
+/// stride are copied as they are; otherwise `a` is read in blocks of `COPY_COLS` columns
+/// (their pages stay in the TLB, their lines in the second-level cache), each `COPY_ROWS`
+/// rows at a time, column after column, so that `dst` is written as that many sequential
+/// runs: more rows of a power-of-two length apart fall in one set of the first-level
+/// cache and evict each other. Measured on a 2-core AMD EPYC (Zen 1), 512 x 4096 f32 column-major into
 /// row-major: element by element in row order 8 ns an element, tiles of 32 x 32 5.2, rows
 /// of 8 over all columns 4.7 (TLB misses), this 1.6 (1.3-1.9 for the other shapes tried;
 /// `scan-bench/examples/transpose_probe.rs`).
