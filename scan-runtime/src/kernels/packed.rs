@@ -617,8 +617,8 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
     }
 }
 
-/// A kernel for a last row block of at most two rows (`m` = 6 q + 2 with AVX2, as a batch
-/// of 32) over two panels at once: `pair(i, panels, prefetch, accs)` computes the block
+/// A kernel for a last row block of at most two rows (with AVX2, `m` = 2 or 6 q + 1; 6 q
+/// + 2 is cut otherwise, [`RowBlocks`]) over two panels at once: `pair(i, panels, prefetch, accs)` computes the block
 /// from row `i` on times each panel into its `acc` (overwritten), prefetching both rows of
 /// `prefetch`. Two rows by one panel keep 4 sums in registers, 4 chains of multiply-adds
 /// of 5 cycles each on a Zen 1 core, which issues one 256-bit FMA per cycle: a fifth of its
@@ -1095,9 +1095,8 @@ macro_rules! dispatch {
                             match rows {
                                 5.. => unsafe { $avx2::<6>(a, p, n, acc, start) },
                                 3..=4 => unsafe { $avx2::<4>(a, p, n, acc, start) },
-                                // Two rows (32 = 5 x 6 + 2: a batch of 32), in 4 registers
-                                // rather than 8 (half the work); mostly two panels at once
-                                // instead (`Pair`).
+                                // Two rows (`m` = 2), in 4 registers rather than 8 (half
+                                // the work); mostly two panels at once instead (`Pair`).
                                 2 => unsafe { $avx2::<2>(a, p, n, acc, start) },
                                 _ => unsafe { $avx2::<1>(a, p, n, acc, start) },
                             }
