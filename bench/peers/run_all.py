@@ -7,6 +7,13 @@ bench/peers/results-quick.md).
 
     bench/peers/install.sh                    # once: the virtualenv with the peers
     bench/peers/run_all.py [CASE ...] [--quick] [--threads 1,2] [--impls jax,torch_nn]
+                           [--rounds N]
+
+With --rounds N, each case's runs (scan-bench, then each peer) are made N times in turn,
+and the table gives each implementation's median over the rounds of its medians, plus the
+ratio of every peer to scan within each round: on a host whose speed drifts between
+processes (seen: 10-30% on an AMD Zen 3 VM, invisible to the idle check), the paired
+ratios are what can be compared.
 
 Every timing run is one subprocess, taken under an exclusive lock on
 /tmp/scan-bench.lock (the lock that `flock /tmp/scan-bench.lock CMD` takes, so other
@@ -137,6 +144,12 @@ def run_locked(cmd, timeout, check_idle, max_wait_s, log):
         return out, err, code, note
 
 
+def median(xs):
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
 def cpu_model():
     info = {}
     try:
@@ -179,6 +192,8 @@ def main():
     ap.add_argument("--max-wait", type=float, default=30,
                     help="minutes to wait for an idle machine before each timed run")
     ap.add_argument("--no-build", action="store_true", help="skip cargo build")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of each case's implementations in turn (paired ratios)")
     args = ap.parse_args()
 
     cases = args.cases or spec.CASES
@@ -206,6 +221,8 @@ def main():
                            check=True)
 
     results, notes, failures, idle_notes = {}, {}, [], []
+    # Each implementation's result in every round, for --rounds.
+    by_round = {}
     disturbed = set()  # (case, who, threads) of runs that were not alone on the machine
     max_wait_s = args.max_wait * 60
     # The machine's f32 multiply-add peak at each thread count: the rate no matrix product
@@ -231,7 +248,7 @@ def main():
                     continue
                 runs.append((p, pin + [VENV_PYTHON, os.path.join(HERE, "peers.py"), p, case,
                                        "--threads", str(n)] + quick))
-            for who, cmd in runs:
+            for who, cmd in [r for _ in range(max(args.rounds, 1)) for r in runs]:
                 log(f"[threads={n}] {case}: {who}")
                 t0 = time.time()
                 out, err, code, note = run_locked(cmd, args.timeout, not args.quick,
@@ -246,6 +263,8 @@ def main():
                 for line in got_notes:
                     notes.setdefault(who, line)
                 results.update(got)
+                for key, r in got.items():
+                    by_round.setdefault(key, []).append(r)
                 expected = ["scan", "handwritten"] if who == "scan-bench" else [who]
                 for impl in expected:
                     if (case, impl, n) not in results:
@@ -254,6 +273,15 @@ def main():
                         failures.append(f"{case} {impl} threads={n}: exit {code}: {tail}")
                         log(f"  {impl}: no result (exit {code}): {tail}")
                 log(f"  ({time.time() - t0:.0f} s)")
+
+    # Over several rounds, each implementation's median of its medians (its fastest min,
+    # its largest peak; the checksum is the same every round).
+    for key, rs in by_round.items():
+        ok = [r for r in rs if "median_ms" in r]
+        if len(rs) > 1 and ok:
+            results[key] = dict(ok[0], median_ms=median([r["median_ms"] for r in ok]),
+                                min_ms=min(r["min_ms"] for r in ok),
+                                peak_mb=max(r.get("peak_mb", 0.0) for r in ok))
 
     # The table.
     mismatches = 0
@@ -343,6 +371,24 @@ def main():
                 lines.append(f"| {case} | {n} | {impl}{mark(case, impl, n)} | {fmt_ms(r['median_ms'])} | "
                              f"{fmt_ms(r['min_ms'])} | {ratio(scan)} | {ratio(hand)} | {agree} | "
                              f"{r.get('peak_mb', float('nan')):.1f} |")
+    if args.rounds > 1:
+        lines.append("")
+        lines.append(f"Paired ratios over {args.rounds} rounds: each round's median of the "
+                     "implementation / scan's median in the same round (above 1: slower than "
+                     "scan); the median of the rounds' ratios, then every round's:")
+        lines.append("")
+        lines.append("| case | threads | impl | median ratio | rounds |")
+        lines.append("|---|---|---|---|---|")
+        for n in threads:
+            for case in cases:
+                scans = by_round.get((case, "scan", n), [])
+                for impl in ALL_IMPLS[1:]:
+                    rs = by_round.get((case, impl, n), [])
+                    pairs = [r["median_ms"] / s["median_ms"] for r, s in zip(rs, scans)
+                             if "median_ms" in r and s.get("median_ms")]
+                    if pairs:
+                        lines.append(f"| {case} | {n} | {impl} | {fmt_ratio(median(pairs))} | "
+                                     + ", ".join(fmt_ratio(x) for x in pairs) + " |")
     if errors:
         lines.append("")
         lines.append("Cases a peer could not run (the reason it gave):")
