@@ -32,6 +32,7 @@ import os
 import platform
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -142,12 +143,6 @@ def run_locked(cmd, timeout, check_idle, max_wait_s, log):
                     log(f"  {note}")
             fcntl.flock(lock, fcntl.LOCK_UN)
         return out, err, code, note
-
-
-def median(xs):
-    xs = sorted(xs)
-    mid = len(xs) // 2
-    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
 def cpu_model():
@@ -279,7 +274,7 @@ def main():
     for key, rs in by_round.items():
         ok = [r for r in rs if "median_ms" in r]
         if len(rs) > 1 and ok:
-            results[key] = dict(ok[0], median_ms=median([r["median_ms"] for r in ok]),
+            results[key] = dict(ok[0], median_ms=statistics.median(r["median_ms"] for r in ok),
                                 min_ms=min(r["min_ms"] for r in ok),
                                 peak_mb=max(r.get("peak_mb", 0.0) for r in ok))
 
@@ -387,7 +382,7 @@ def main():
                     pairs = [r["median_ms"] / s["median_ms"] for r, s in zip(rs, scans)
                              if "median_ms" in r and s.get("median_ms")]
                     if pairs:
-                        lines.append(f"| {case} | {n} | {impl} | {fmt_ratio(median(pairs))} | "
+                        lines.append(f"| {case} | {n} | {impl} | {fmt_ratio(statistics.median(pairs))} | "
                                      + ", ".join(fmt_ratio(x) for x in pairs) + " |")
     if errors:
         lines.append("")

@@ -179,13 +179,13 @@ impl LanePowers {
         i64: Cast<T>,
     {
         match self.anchor_first(base, first) {
-            // The lanes are built here, in the loop's function (`p0 * base ** l`, the
-            // bits `anchor_consecutive` gives), from a value passed in a register. Built
+            // The lanes are built here, in the loop's function (`chain_lanes`), from a
+            // value passed in a register. Built
             // by the anchor and returned in memory, they were stored 8 bytes at a time
             // and loaded 32 at a time, and the loads waited: the polynomial took 0.1318
             // ms, now 0.1303 (AMD EPYC Zen 3, six alternations).
             Some((p0, groups)) => Chain {
-                powers: lanes_from(|l| p0 * self.base_powers[l]),
+                powers: chain_lanes(self, p0),
                 step: self.base_powers[LANES],
                 groups,
             },
@@ -201,14 +201,11 @@ impl LanePowers {
         T: Float + Cast<f64>,
         i64: Cast<T>,
     {
-        let p = anchor_consecutive(self, base, Cast::<T>::cast(first))?;
+        let p0 = anchor_consecutive(self, base, Cast::<T>::cast(first))?;
         // At most LANE_ANCHOR_EVERY groups (this one and left - 1 more), even: the emitted
         // loop over the run is unrolled by two and an odd run ends in a group outside the
         // vectorized body every anchor.
-        Some((
-            p[0],
-            (self.left as usize + 1).min(LANE_ANCHOR_EVERY as usize),
-        ))
+        Some((p0, (self.left as usize + 1).min(LANE_ANCHOR_EVERY as usize)))
     }
 
     /// One group's powers, each by `powf`, when they cannot chain.
@@ -303,8 +300,8 @@ where
             && Cast::<f64>::cast(exponent[l]) == e0 + l as f64
     });
     if consecutive {
-        if let Some(p) = anchor_consecutive(state, base[0], exponent[0]) {
-            return p;
+        if let Some(p0) = anchor_consecutive(state, base[0], exponent[0]) {
+            return chain_lanes(state, p0);
         }
     }
     // No chain: every lane by `powf`, so special values are its own.
@@ -312,11 +309,11 @@ where
     lanes_from(|l| powf(base[l], exponent[l]))
 }
 
-/// The chain of `base ** (first + l)` when it can be carried: lane 0 by `powf`, the others
-/// from it times `base ** l`, and `state.left` set to the chained calls that keep every
-/// power normal. `None` (state untouched but its cached powers) when the base or a power
+/// The chain of `base ** (first + l)` when it can be carried: lane 0's power by `powf`
+/// (the others are it times `base ** l`, [`chain_lanes`]), and `state.left` set to the
+/// chained calls that keep every power normal. `None` (state untouched but its cached powers) when the base or a power
 /// is not a normal float or the exponents would stop being exact integers.
-fn anchor_consecutive<T>(state: &mut LanePowers, base: T, first: T) -> Option<[f64; LANES]>
+fn anchor_consecutive<T>(state: &mut LanePowers, base: T, first: T) -> Option<f64>
 where
     T: Float + Cast<f64>,
 {
@@ -340,7 +337,6 @@ where
         state.lane_max = lanes.fold(0.0, f64::max);
         state.reach = reach(state.base_powers[LANES]);
     }
-    let p: [f64; LANES] = lanes_from(|l| p0 * state.base_powers[l]);
     // The common case, in two multiplies: every lane and all its chained multiplies (with
     // the margin) stay normal, with room for roundings. A base of magnitude below 1 only
     // shrinks the powers (lane 0's, normal, is the largest) and one above only grows them.
@@ -352,13 +348,20 @@ where
     };
     if whole_chain {
         state.left = LANE_ANCHOR_EVERY;
-        return Some(p);
+        return Some(p0);
     }
+    let p = chain_lanes(state, p0);
     if !p.iter().all(|p| p.is_normal()) {
         return None;
     }
     state.left = normal_steps(&p, state.base_powers[LANES]);
-    Some(p)
+    Some(p0)
+}
+
+/// The lanes of a chain anchored at lane 0's power `p0`: `p0 * base ** l`.
+#[inline(always)]
+fn chain_lanes(state: &LanePowers, p0: f64) -> [f64; LANES] {
+    lanes_from(|l| p0 * state.base_powers[l])
 }
 
 /// `|step| ** 128`, by squarings: more than the chained multiplies and their margin

@@ -344,24 +344,30 @@ impl RowBlocks {
         self.m.div_ceil(self.mr)
     }
 
+    /// The first row of the two blocks of four, if there are.
+    fn fours_from(&self) -> Option<usize> {
+        self.fours.then(|| (self.count() - 2) * self.mr)
+    }
+
     /// Block `b`'s first row, rows and packed stride.
     fn block(&self, b: usize) -> (usize, usize, usize) {
-        let count = self.count();
-        if self.fours && b + 2 >= count {
-            let first = (count - 2) * self.mr + (b + 2 - count) * 4;
-            (first, 4, 4)
-        } else {
-            let first = b * self.mr;
-            (first, self.mr.min(self.m - first), self.mr)
+        match self.fours_from() {
+            Some(from) if b * self.mr >= from => {
+                let first = from + (b * self.mr - from) / self.mr * 4;
+                (first, 4, 4)
+            }
+            _ => {
+                let first = b * self.mr;
+                (first, self.mr.min(self.m - first), self.mr)
+            }
         }
     }
 
     /// The packed stride of the block that starts at row `first`.
     fn stride_at(&self, first: usize) -> usize {
-        if self.fours && first >= (self.count() - 2) * self.mr {
-            4
-        } else {
-            self.mr
+        match self.fours_from() {
+            Some(from) if first >= from => 4,
+            _ => self.mr,
         }
     }
 }
@@ -618,9 +624,9 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
 }
 
 /// A kernel for a last row block of at most two rows (with AVX2, `m` = 2 or `6 q + 1`;
-/// `6 q + 2` is cut otherwise, [`RowBlocks`]) over two panels at once: `pair(i, panels, prefetch, accs)` computes the block
-/// from row `i` on times each panel into its `acc` (overwritten), prefetching both rows of
-/// `prefetch`. Two rows by one panel keep 4 sums in registers, 4 chains of multiply-adds
+/// `6 q + 2` is cut otherwise, [`RowBlocks`]) over two panels at once: `pair(i, panels,
+/// prefetch, accs)` computes the block from row `i` on times each panel into its `acc`
+/// (overwritten), prefetching both rows of `prefetch`. Two rows by one panel keep 4 sums in registers, 4 chains of multiply-adds
 /// of 5 cycles each on a Zen 1 core, which issues one 256-bit FMA per cycle: a fifth of its
 /// cycles idle; over two panels, 8 chains. Each sum is still made in the order of `k`.
 type Pair<'p, T, const NR: usize, const MR: usize> =
