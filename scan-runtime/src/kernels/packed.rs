@@ -644,6 +644,55 @@ const KC_BLOCKS: usize = 4;
 /// blocks: `k` of 512 191 GFLOP/s, of 256 206.
 const KC_BYTES: usize = 32 << 10;
 
+/// The rows a kernel prefetches, spread evenly over its steps of `k`: one of `rows` every
+/// `steps / rows` steps, from the first step on.
+#[cfg(target_arch = "x86_64")]
+struct Spread {
+    every: usize,
+    countdown: usize,
+    row: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Spread {
+    #[inline(always)]
+    fn new(steps: usize, rows: usize) -> Self {
+        Spread {
+            every: (steps / rows.max(1)).max(1),
+            countdown: 1,
+            row: 0,
+        }
+    }
+
+    /// Called once a step: the row to prefetch at this one, if any (past the last row,
+    /// an index the caller's `get` declines).
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        self.countdown -= 1;
+        if self.countdown != 0 {
+            return None;
+        }
+        self.countdown = self.every;
+        self.row += 1;
+        Some(self.row - 1)
+    }
+}
+
+/// Prefetches one row of a panel (`2 * lanes` elements, 64 or 128 bytes: one or two cache
+/// lines) into the second-level cache.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_row<T, const NR: usize>(row: &[T; NR]) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    let p = row.as_ptr();
+    // SAFETY: a prefetch never faults; the second address is inside the row (its second
+    // half).
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T1>(p.cast());
+        _mm_prefetch::<_MM_HINT_T1>(p.add(NR / 2).cast());
+    }
+}
+
 /// A kernel in SIMD intrinsics: the `R x (2 * lanes)` block `a` times one panel, in `2 R`
 /// vector registers (LLVM left the portable loop's block in scalar registers when `R` was
 /// 8), into the first `R` rows of `acc` (added to what they hold unless `start`); the rows of `prefetch`
@@ -651,13 +700,6 @@ const KC_BYTES: usize = 32 << 10;
 /// steps of `k`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! simd_kernel {
-    // The kernel and its two-panel variant (`simd_pair_kernel`), from one list of
-    // intrinsics.
-    ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
-     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident, pair $pair:ident) => {
-        simd_kernel!($name, $feature, $t, $lanes, $mr, $zero, $load, $set1, $fma, $store);
-        simd_pair_kernel!($pair, $feature, $t, $lanes, $mr, $zero, $load, $set1, $fma, $store);
-    };
     ($name:ident, $feature:literal, $t:ty, $lanes:literal, $mr:literal,
      $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
         /// # Safety
@@ -682,22 +724,10 @@ macro_rules! simd_kernel {
                     unsafe { c[r] = [$load(row), $load(row.add($lanes))] };
                 }
             }
-            // One row of `prefetch` every `every` steps.
-            let every = (panel.len() / prefetch.len().max(1)).max(1);
-            let (mut countdown, mut fetched) = (1, 0);
+            let mut spread = Spread::new(panel.len(), prefetch.len());
             for (kk, b) in panel.iter().enumerate() {
-                countdown -= 1;
-                if countdown == 0 {
-                    countdown = every;
-                    if let Some(p) = prefetch.get(fetched) {
-                        fetched += 1;
-                        // SAFETY: a prefetch never faults; `p` holds `2 * lanes`
-                        // elements, the second half starts `lanes` on.
-                        unsafe {
-                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().cast());
-                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().add($lanes).cast());
-                        }
-                    }
+                if let Some(p) = spread.next().and_then(|r| prefetch.get(r)) {
+                    prefetch_row(p);
                 }
                 // SAFETY: `b` holds `2 * lanes` elements: two unaligned loads of `lanes`.
                 let (b0, b1) = unsafe { ($load(b.as_ptr()), $load(b.as_ptr().add($lanes))) };
@@ -741,27 +771,16 @@ macro_rules! simd_pair_kernel {
             use std::arch::x86_64::*;
             const { assert!(R <= 2) };
             let mut c = [[$zero(); 4]; R];
-            // One row of `prefetch` (the first's, then the second's) every `every` steps.
+            // The rows of `prefetch`: the first's, then the second's.
             let [fetch0, fetch1] = prefetch;
-            let every = (panels[0].len() / (fetch0.len() + fetch1.len()).max(1)).max(1);
-            let (mut countdown, mut fetched) = (1, 0);
+            let mut spread = Spread::new(panels[0].len(), fetch0.len() + fetch1.len());
             for (kk, (b, d)) in panels[0].iter().zip(panels[1]).enumerate() {
-                countdown -= 1;
-                if countdown == 0 {
-                    countdown = every;
-                    let p = match fetch0.get(fetched) {
-                        Some(p) => Some(p),
-                        None => fetch1.get(fetched - fetch0.len()),
-                    };
-                    if let Some(p) = p {
-                        fetched += 1;
-                        // SAFETY: a prefetch never faults; `p` holds `2 * lanes`
-                        // elements, the second half starts `lanes` on.
-                        unsafe {
-                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().cast());
-                            _mm_prefetch::<_MM_HINT_T1>(p.as_ptr().add($lanes).cast());
-                        }
-                    }
+                let row = spread.next().and_then(|r| match fetch0.get(r) {
+                    Some(p) => Some(p),
+                    None => fetch1.get(r - fetch0.len()),
+                });
+                if let Some(p) = row {
+                    prefetch_row(p);
                 }
                 // SAFETY: `b` and `d` hold `2 * lanes` elements each: unaligned loads of
                 // `lanes`.
@@ -797,61 +816,6 @@ macro_rules! simd_pair_kernel {
         }
     };
 }
-
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx512_f32,
-    "avx512f",
-    f32,
-    16,
-    12,
-    _mm512_setzero_ps,
-    _mm512_loadu_ps,
-    _mm512_set1_ps,
-    _mm512_fmadd_ps,
-    _mm512_storeu_ps
-);
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx512_f64,
-    "avx512f",
-    f64,
-    8,
-    12,
-    _mm512_setzero_pd,
-    _mm512_loadu_pd,
-    _mm512_set1_pd,
-    _mm512_fmadd_pd,
-    _mm512_storeu_pd
-);
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx2_f32,
-    "avx2,fma",
-    f32,
-    8,
-    6,
-    _mm256_setzero_ps,
-    _mm256_loadu_ps,
-    _mm256_set1_ps,
-    _mm256_fmadd_ps,
-    _mm256_storeu_ps,
-    pair avx2_pair_f32
-);
-#[cfg(target_arch = "x86_64")]
-simd_kernel!(
-    avx2_f64,
-    "avx2,fma",
-    f64,
-    4,
-    6,
-    _mm256_setzero_pd,
-    _mm256_loadu_pd,
-    _mm256_set1_pd,
-    _mm256_fmadd_pd,
-    _mm256_storeu_pd,
-    pair avx2_pair_f64
-);
 
 /// Panels a vector's product runs through at once ([`run_vector`]).
 const VECTOR_PANELS: usize = 4;
@@ -945,54 +909,34 @@ macro_rules! simd_vector_kernel {
     };
 }
 
+/// Every kernel of one instruction set and element type, from one list of intrinsics:
+/// the block kernel ([`simd_kernel`]), the vector kernel ([`simd_vector_kernel`]) and,
+/// for AVX2, the two-panel one ([`simd_pair_kernel`]).
 #[cfg(target_arch = "x86_64")]
-simd_vector_kernel!(
-    avx512_vector_f32,
-    "avx512f",
-    f32,
-    16,
-    _mm512_setzero_ps,
-    _mm512_loadu_ps,
-    _mm512_set1_ps,
-    _mm512_fmadd_ps,
-    _mm512_storeu_ps
-);
+macro_rules! simd_kernels {
+    ($feature:literal, $t:ty, lanes $lanes:literal, rows $mr:literal,
+     kernel $name:ident, vector $vector:ident, $(pair $pair:ident,)?
+     [$zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident]) => {
+        simd_kernel!($name, $feature, $t, $lanes, $mr, $zero, $load, $set1, $fma, $store);
+        simd_vector_kernel!($vector, $feature, $t, $lanes, $zero, $load, $set1, $fma, $store);
+        $(simd_pair_kernel!($pair, $feature, $t, $lanes, $mr, $zero, $load, $set1, $fma, $store);)?
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
-simd_vector_kernel!(
-    avx512_vector_f64,
-    "avx512f",
-    f64,
-    8,
-    _mm512_setzero_pd,
-    _mm512_loadu_pd,
-    _mm512_set1_pd,
-    _mm512_fmadd_pd,
-    _mm512_storeu_pd
-);
+simd_kernels!("avx512f", f32, lanes 16, rows 12, kernel avx512_f32, vector avx512_vector_f32,
+    [_mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps]);
 #[cfg(target_arch = "x86_64")]
-simd_vector_kernel!(
-    avx2_vector_f32,
-    "avx2,fma",
-    f32,
-    8,
-    _mm256_setzero_ps,
-    _mm256_loadu_ps,
-    _mm256_set1_ps,
-    _mm256_fmadd_ps,
-    _mm256_storeu_ps
-);
+simd_kernels!("avx512f", f64, lanes 8, rows 12, kernel avx512_f64, vector avx512_vector_f64,
+    [_mm512_setzero_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_storeu_pd]);
 #[cfg(target_arch = "x86_64")]
-simd_vector_kernel!(
-    avx2_vector_f64,
-    "avx2,fma",
-    f64,
-    4,
-    _mm256_setzero_pd,
-    _mm256_loadu_pd,
-    _mm256_set1_pd,
-    _mm256_fmadd_pd,
-    _mm256_storeu_pd
-);
+simd_kernels!("avx2,fma", f32, lanes 8, rows 6, kernel avx2_f32, vector avx2_vector_f32,
+    pair avx2_pair_f32,
+    [_mm256_setzero_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps]);
+#[cfg(target_arch = "x86_64")]
+simd_kernels!("avx2,fma", f64, lanes 4, rows 6, kernel avx2_f64, vector avx2_vector_f64,
+    pair avx2_pair_f64,
+    [_mm256_setzero_pd, _mm256_loadu_pd, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_storeu_pd]);
 
 /// The product's panels by the kernels of one instruction set and element type.
 macro_rules! dispatch {
