@@ -495,25 +495,29 @@ fn append<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
         return;
     }
     let block = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    let whole = src.len() / block * block;
     let spare = &mut dst.spare_capacity_mut()[..src.len()];
-    let (whole, rest) = (spare.chunks_exact_mut(block), src.chunks_exact(block));
-    for (o, &s) in whole.into_remainder().iter_mut().zip(rest.remainder()) {
+    for (o, &s) in spare[whole..].iter_mut().zip(&src[whole..]) {
         o.write(s);
     }
-    let blocks = spare.chunks_exact_mut(block).zip(src.chunks_exact(block));
+    let blocks = spare[..whole]
+        .chunks_exact_mut(block)
+        .zip(src[..whole].chunks_exact(block));
     for (o, s) in blocks.rev() {
         for (o, &s) in o.iter_mut().zip(s) {
             o.write(s);
         }
     }
     // SAFETY: the `src.len()` elements after the first `start` were all written above (the
-    // blocks and the remainder cover them), and `reserve` made room for them.
+    // blocks up to `whole`, the rest after it), and `reserve` made room for them.
     unsafe { dst.set_len(start + src.len()) };
 }
 
 #[cfg(test)]
 mod tests {
     use super::ArrayTrace;
+    use crate::error::Error;
+    use ndarray::{array, aview0, Array2, Array3, Ix2, Ix3};
 
     /// `append` copies exactly what `extend_from_slice` would, at every distance in the
     /// page between the new elements and the source, inside the backwards window and out.
@@ -538,8 +542,6 @@ mod tests {
             }
         }
     }
-    use crate::error::Error;
-    use ndarray::{array, aview0, Array2, Array3, Ix2, Ix3};
 
     #[test]
     fn a_large_trace_takes_memory_kept_from_an_earlier_call() {

@@ -180,10 +180,10 @@ impl LanePowers {
     {
         match self.anchor_first(base, first) {
             // The lanes are built here, in the loop's function (`chain_lanes`), from a
-            // value passed in a register. Built
-            // by the anchor and returned in memory, they were stored 8 bytes at a time
-            // and loaded 32 at a time, and the loads waited: the polynomial took 0.1318
-            // ms, now 0.1303 (AMD EPYC Zen 3, six alternations).
+            // value passed in a register. Built by the anchor and returned in memory,
+            // they were stored 8 bytes at a time and loaded 32 at a time, and the loads
+            // waited: the polynomial took 0.1318 ms, now 0.1303 (AMD EPYC Zen 3, six
+            // alternations).
             Some((p0, groups)) => Chain {
                 powers: chain_lanes(self, p0),
                 step: self.base_powers[LANES],
@@ -311,8 +311,9 @@ where
 
 /// The chain of `base ** (first + l)` when it can be carried: lane 0's power by `powf`
 /// (the others are it times `base ** l`, [`chain_lanes`]), and `state.left` set to the
-/// chained calls that keep every power normal. `None` (state untouched but its cached powers) when the base or a power
-/// is not a normal float or the exponents would stop being exact integers.
+/// chained calls that keep every power normal. `None` (state untouched but its cached
+/// powers) when the base or a power is not a normal float or the exponents would stop
+/// being exact integers.
 fn anchor_consecutive<T>(state: &mut LanePowers, base: T, first: T) -> Option<f64>
 where
     T: Float + Cast<f64>,

@@ -626,9 +626,10 @@ fn run<T: Fma, const NR: usize, const MR: usize>(
 /// A kernel for a last row block of at most two rows (with AVX2, `m` = 2 or `6 q + 1`;
 /// `6 q + 2` is cut otherwise, [`RowBlocks`]) over two panels at once: `pair(i, panels,
 /// prefetch, accs)` computes the block from row `i` on times each panel into its `acc`
-/// (overwritten), prefetching both rows of `prefetch`. Two rows by one panel keep 4 sums in registers, 4 chains of multiply-adds
-/// of 5 cycles each on a Zen 1 core, which issues one 256-bit FMA per cycle: a fifth of its
-/// cycles idle; over two panels, 8 chains. Each sum is still made in the order of `k`.
+/// (overwritten), prefetching both rows of `prefetch`. Two rows by one panel keep 4 sums
+/// in registers, 4 chains of multiply-adds of 5 cycles each on a Zen 1 core, which issues
+/// one 256-bit FMA per cycle: a fifth of its cycles idle; over two panels, 8 chains. Each
+/// sum is still made in the order of `k`.
 type Pair<'p, T, const NR: usize, const MR: usize> =
     &'p dyn Fn(usize, [&[[T; NR]]; 2], [&[[T; NR]]; 2], [&mut [[T; NR]; MR]; 2]);
 
