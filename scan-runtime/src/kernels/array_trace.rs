@@ -19,6 +19,7 @@ use std::mem::MaybeUninit;
 use ndarray::{Array, ArrayView, ArrayViewMut, Axis, Dimension, RemoveAxis};
 
 use super::buffer::{Destination, Prepared, Uninit};
+use super::copy::append;
 use crate::element::Element;
 use crate::error::{Error, Result};
 
@@ -469,79 +470,11 @@ fn broken(what: &str, e: ndarray::ShapeError) -> Error {
     }
 }
 
-/// The span of addresses whose low 12 bits a core compares when it checks a load against
-/// the stores still in flight.
-const PAGE: usize = 4096;
-
-/// [`append`] copies backwards when the new elements start 1 to this many bytes past
-/// `src` in the page.
-const ALIAS_WINDOW: usize = 256;
-
-/// `dst.extend_from_slice(src)`, except when the new elements would start just past `src`
-/// in a 4 KB page (1 to [`ALIAS_WINDOW`] bytes): then `memcpy` reads each block of `src`
-/// right after storing the block before it at an address with the same low 12 bits, and
-/// every read waits for that store ("4K aliasing"). There the elements are copied in
-/// blocks of 64 bytes from the last to the first, each block read before any store that
-/// could match it. Measured on an AMD EPYC (Zen 3): until_newton's initial state (4096
-/// f64) copied into its trace 16 bytes past the input in the page made the whole call 20.6
-/// µs instead of 10.7 (144 bytes past: 11.5).
-fn append<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
-    dst.reserve(src.len());
-    let start = dst.len();
-    let at = dst.as_ptr().wrapping_add(start) as usize;
-    let gap = at.wrapping_sub(src.as_ptr() as usize) % PAGE;
-    if !(1..=ALIAS_WINDOW).contains(&gap) {
-        dst.extend_from_slice(src);
-        return;
-    }
-    let block = (64 / std::mem::size_of::<T>().max(1)).max(1);
-    let whole = src.len() / block * block;
-    let spare = &mut dst.spare_capacity_mut()[..src.len()];
-    for (o, &s) in spare[whole..].iter_mut().zip(&src[whole..]) {
-        o.write(s);
-    }
-    let blocks = spare[..whole]
-        .chunks_exact_mut(block)
-        .zip(src[..whole].chunks_exact(block));
-    for (o, s) in blocks.rev() {
-        for (o, &s) in o.iter_mut().zip(s) {
-            o.write(s);
-        }
-    }
-    // SAFETY: the `src.len()` elements after the first `start` were all written above (the
-    // blocks up to `whole`, the rest after it), and `reserve` made room for them.
-    unsafe { dst.set_len(start + src.len()) };
-}
-
 #[cfg(test)]
 mod tests {
     use super::ArrayTrace;
     use crate::error::Error;
     use ndarray::{array, aview0, Array2, Array3, Ix2, Ix3};
-
-    /// `append` copies exactly what `extend_from_slice` would, at every distance in the
-    /// page between the new elements and the source, inside the backwards window and out.
-    #[test]
-    fn append_copies_at_every_distance_in_the_page() {
-        for gap in [8usize, 16, 64, 248, 256, 264, 0, 2048] {
-            for n in [1usize, 7, 8, 13, 4096 + 5] {
-                let mut dst: Vec<f64> = vec![-1.0; 3];
-                dst.reserve(n + 1024);
-                let at = dst.as_ptr().wrapping_add(dst.len()) as usize;
-                let big: Vec<f64> = (0..n + 1024).map(|i| i as f64 * 0.5 + 1.0).collect();
-                // `src` starts `gap` bytes before `at` in the page.
-                let k =
-                    (at.wrapping_sub(gap).wrapping_sub(big.as_ptr() as usize) % super::PAGE) / 8;
-                let src = &big[k..k + n];
-                let gap_seen = at.wrapping_sub(src.as_ptr() as usize) % super::PAGE;
-                assert_eq!(gap_seen, gap % super::PAGE);
-                let mut want = dst.clone();
-                want.extend_from_slice(src);
-                super::append(&mut dst, src);
-                assert_eq!(dst, want, "gap {gap}, n {n}");
-            }
-        }
-    }
 
     #[test]
     fn a_large_trace_takes_memory_kept_from_an_earlier_call() {

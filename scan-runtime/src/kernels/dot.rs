@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::kernels::buffer::{
     broadcast_shape, ensure_shape, same_dims, try_ensure_shape, Destination,
 };
+use crate::kernels::copy::copy_elems;
 use crate::kernels::tiny::{Into, Tiny};
 
 /// The backend of float matrix products in this build: `"faer"`, `"matrixmultiply"` or
@@ -344,7 +345,7 @@ pub(crate) fn copy_addend<T: Copy, D: Dimension>(
 ) {
     match (out.as_slice_mut(), c.as_slice()) {
         // `assign` goes element by element: as much as a small product costs.
-        (Some(o), Some(c)) if o.len() == c.len() => o.copy_from_slice(c),
+        (Some(o), Some(c)) if o.len() == c.len() => copy_elems(o, c),
         _ => out.assign(&c),
     }
 }
@@ -1022,7 +1023,7 @@ fn copy_rows_here<T: Copy>(dst: &mut [T], stride: usize, a: ArrayView2<'_, T>) {
         for (i, row) in a.outer_iter().enumerate() {
             let to = &mut dst[i * stride..i * stride + k];
             match row.as_slice() {
-                Some(row) => to.copy_from_slice(row),
+                Some(row) => copy_elems(to, row),
                 None => to.iter_mut().zip(row).for_each(|(d, &v)| *d = v),
             }
         }

@@ -10,6 +10,7 @@ use ndarray::{
 use crate::element::{Element, Number};
 use crate::error::{Error, Result};
 use crate::kernels::buffer::{ensure_shape, ensure_shape_filled, try_ensure_shape};
+use crate::kernels::copy::copy_elems;
 
 /// `a[i]` on axis 0, removing it. `Err(IndexOutOfBounds)` naming `what` unless
 /// `-len <= i < len`.
@@ -124,10 +125,13 @@ pub fn assign_add<T: Number, D: Dimension, Dv: Dimension>(
     zip_broadcast(dst, v, what, |d, x| *d = d.num_add(x))
 }
 
-/// `out = a.copy()` into a reused buffer.
+/// `out = a.copy()` into a reused buffer (contiguous elements by [`copy_elems`]).
 pub fn copy_into<T: Element, D: Dimension>(out: &mut Array<T, D>, a: ArrayView<'_, T, D>) {
     ensure_shape(out, a.raw_dim());
-    Zip::from(out).and(&a).for_each(|o, &x| *o = x);
+    match (out.as_slice_mut(), a.as_slice()) {
+        (Some(o), Some(a)) => copy_elems(o, a),
+        _ => Zip::from(out).and(&a).for_each(|o, &x| *o = x),
+    }
 }
 
 /// `out` takes `like`'s shape, every element `value` (`zeros_like`, `ones_like`, `full_like`).

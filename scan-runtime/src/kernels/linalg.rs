@@ -34,6 +34,7 @@ use ndarray::{
 };
 
 use super::buffer::try_ensure_shape;
+use super::copy::copy_elems;
 use crate::element::Float;
 use crate::error::{Error, Result};
 
@@ -252,7 +253,7 @@ fn solve_in_out<'o, T: LinalgFloat, D: Rhs>(
 
 /// `x` set to `b`'s elements in standard order (`x` has as many): an element loop for
 /// the few elements of a step's small matrix (`copy_from_slice` calls `memmove`, which costs
-/// more there), `copy_from_slice` for more, ndarray's iterator for strided views.
+/// more there), `copy_elems` for more, ndarray's iterator for strided views.
 #[inline(always)]
 fn copy_small<T: Copy, D: Dimension>(x: &mut [T], b: &ArrayView<'_, T, D>) {
     match b.as_slice() {
@@ -261,7 +262,7 @@ fn copy_small<T: Copy, D: Dimension>(x: &mut [T], b: &ArrayView<'_, T, D>) {
                 *x = b;
             }
         }
-        Some(b) => x.copy_from_slice(b),
+        Some(b) => copy_elems(x, b),
         None => x.iter_mut().zip(b.iter()).for_each(|(x, &b)| *x = b),
     }
 }

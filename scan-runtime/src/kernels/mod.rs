@@ -8,6 +8,7 @@
 pub mod array_trace;
 pub mod assemble;
 pub mod buffer;
+pub mod copy;
 pub mod dot;
 pub mod elementwise;
 pub mod index;
