@@ -81,6 +81,21 @@ pub trait Number: Element {
         what: &str,
     ) -> Result<()>;
 
+    /// `a · b` into `out` as `into` says by the tiny-product kernels ([`crate::kernels::tiny`]),
+    /// `true` when it was (the product is tiny and the CPU has them), `false` with `out`
+    /// untouched otherwise, and always for integers. The dot kernels try it first, with
+    /// the shapes checked once, before the general path.
+    #[inline(always)]
+    fn try_tiny(
+        out: &mut ArrayViewMut2<'_, Self>,
+        a: ArrayView2<'_, Self>,
+        b: ArrayView2<'_, Self>,
+        into: crate::kernels::tiny::Into<'_, Self>,
+    ) -> bool {
+        let _ = (out, a, b, into);
+        false
+    }
+
     /// A dot-add's sum: `out = c + a · b` (`c - a · b` when `subtract`), `c` of `out`'s
     /// shape (broadcast already). By default `c` is copied into `out` and the product
     /// accumulated onto it ([`Number::gemm_add`]); floats read `c` in place in a tiny
@@ -388,6 +403,15 @@ macro_rules! float_impls {
                 what: &str,
             ) -> Result<()> {
                 crate::kernels::dot::gemm_add_float(out, a, b, subtract, what)
+            }
+            #[inline(always)]
+            fn try_tiny(
+                out: &mut ArrayViewMut2<'_, Self>,
+                a: ArrayView2<'_, Self>,
+                b: ArrayView2<'_, Self>,
+                into: crate::kernels::tiny::Into<'_, Self>,
+            ) -> bool {
+                <Self as crate::kernels::tiny::Tiny>::tiny_product(out, a, b, into)
             }
             #[inline(always)]
             fn gemm_add_to(

@@ -18,7 +18,7 @@ use std::mem::MaybeUninit;
 
 use ndarray::{Array, ArrayView, ArrayViewMut, Axis, Dimension, RemoveAxis};
 
-use super::buffer::{Destination, Prepared, Uninit};
+use super::buffer::{standard_view, standard_view_mut, Destination, Prepared, Uninit};
 use super::copy::append;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -190,8 +190,8 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         self.rows += 1;
         let (past, row) = self.data.split_at_mut(before);
         let past = &past[self.offset..];
-        let past = ArrayView::from_shape(past_dim, past).map_err(|e| broken(what, e))?;
-        let row = ArrayViewMut::from_shape(row_dim, row).map_err(|e| broken(what, e))?;
+        let past = standard_view(past_dim, past).ok_or_else(|| broken(what))?;
+        let row = standard_view_mut(row_dim, row).ok_or_else(|| broken(what))?;
         Ok((past, row))
     }
 
@@ -224,7 +224,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
                 std::slice::from_raw_parts_mut(base.add(len).cast::<MaybeUninit<T>>(), row_len),
             )
         };
-        let past = ArrayView::from_shape(past_dim, past).map_err(|e| broken(what, e))?;
+        let past = standard_view(past_dim, past).ok_or_else(|| broken(what))?;
         let slot = Slot {
             elems,
             dim: row_dim,
@@ -274,7 +274,7 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
                 what: "n_steps".to_string(),
                 detail: format!("row {i} of a trace of {} rows was read", self.rows()),
             })?;
-        ArrayView::from_shape(self.dim.remove_axis(Axis(0)), rows).map_err(|e| broken("n_steps", e))
+        standard_view(self.dim.remove_axis(Axis(0)), rows).ok_or_else(|| broken("n_steps"))
     }
 
     /// Makes the trace `rows` rows long, the new rows zeroed, and returns all its elements
@@ -300,17 +300,15 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         ndarray::Array1::from_vec(self.data)
             .slice_move(ndarray::s![self.offset..self.offset + len])
             .into_shape_with_order(shape)
-            .map_err(|e| broken("n_steps", e))
+            .map_err(|e| broken_shape("n_steps", e))
     }
 
+    #[inline]
     fn check_started(&self, what: &str) -> Result<()> {
         if self.started {
             Ok(())
         } else {
-            Err(Error::InvalidArgument {
-                what: what.to_string(),
-                detail: "a row was written to a trace whose row shape is not known".to_string(),
-            })
+            Err(not_started(what))
         }
     }
 
@@ -416,7 +414,7 @@ impl<'a, T: Element, D: Dimension> Slot<'a, T, D> {
         // SAFETY: `filled` is set only by a kernel that initialised every element; the
         // slice is borrowed from `self` for the view's lifetime.
         let elems: &[T] = unsafe { &*(&*self.elems as *const [MaybeUninit<T>] as *const [T]) };
-        ArrayView::from_shape(self.dim.clone(), elems).map_err(|e| broken("n_steps", e))
+        standard_view(self.dim.clone(), elems).ok_or_else(|| broken("n_steps"))
     }
 }
 
@@ -463,10 +461,28 @@ fn too_big(what: &str, rows: usize, row: &[usize]) -> Error {
 
 /// A view that cannot be made of the trace's own rows: a bug of this file, reported rather
 /// than panicking.
-fn broken(what: &str, e: ndarray::ShapeError) -> Error {
+fn broken_shape(what: &str, e: ndarray::ShapeError) -> Error {
     Error::InvalidArgument {
         what: what.to_string(),
         detail: format!("internal error: a trace's rows do not match its shape ({e})"),
+    }
+}
+
+/// A row written before the trace knew its row shape: a bug of the generated code.
+#[cold]
+fn not_started(what: &str) -> Error {
+    Error::InvalidArgument {
+        what: what.to_string(),
+        detail: "a row was written to a trace whose row shape is not known".to_string(),
+    }
+}
+
+/// [`broken_shape`] where the view's elements were not as many as its shape has.
+#[cold]
+fn broken(what: &str) -> Error {
+    Error::InvalidArgument {
+        what: what.to_string(),
+        detail: "internal error: a trace's rows do not match its shape".to_string(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use ndarray::{Array, ArrayViewMut, Dimension};
+use ndarray::{Array, ArrayView, ArrayViewMut, Dimension};
 
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -134,11 +134,37 @@ impl<'a, T: Element, D: Dimension> Uninit<'a, T, D> {
         // SAFETY: every element was initialised just above, `MaybeUninit<T>` has the
         // layout of `T`, and the slice stays borrowed (`'a`) as the view's memory.
         let elems: &'a mut [T] = unsafe { &mut *(self.elems as *mut [MaybeUninit<T>] as *mut [T]) };
-        ArrayViewMut::from_shape(self.dim, elems).map_err(|e| Error::InvalidArgument {
+        standard_view_mut(self.dim, elems).ok_or_else(|| Error::InvalidArgument {
             what: "n_steps".to_string(),
-            detail: format!("internal error: a row's elements do not match its shape ({e})"),
+            detail: "internal error: a row's elements do not match its shape".to_string(),
         })
     }
+}
+
+/// `elems` as a view of shape `dim` in standard order, `None` unless they are as many
+/// as the shape has. One comparison: ndarray's `from_shape` checks the layout out of
+/// line, a call for each of a trace's rows at every step.
+#[inline(always)]
+pub(crate) fn standard_view<T, D: Dimension>(dim: D, elems: &[T]) -> Option<ArrayView<'_, T, D>> {
+    if dim.size_checked() != Some(elems.len()) {
+        return None;
+    }
+    // SAFETY: a view of `dim` in standard order reads the `dim.size()` elements from the
+    // first, all of them in `elems` (checked just above), which it borrows.
+    Some(unsafe { ArrayView::from_shape_ptr(dim, elems.as_ptr()) })
+}
+
+/// [`standard_view`] of elements to write.
+#[inline(always)]
+pub(crate) fn standard_view_mut<T, D: Dimension>(
+    dim: D,
+    elems: &mut [T],
+) -> Option<ArrayViewMut<'_, T, D>> {
+    if dim.size_checked() != Some(elems.len()) {
+        return None;
+    }
+    // SAFETY: as in `standard_view`; the view borrows `elems` uniquely.
+    Some(unsafe { ArrayViewMut::from_shape_ptr(dim, elems.as_mut_ptr()) })
 }
 
 /// Initialised elements seen as slots to write: the kernels write their results through

@@ -76,6 +76,7 @@ pub fn clear_upper_state() {
 }
 
 /// `a · b` for two vectors of the same length.
+#[inline]
 pub fn dot_vv<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>, what: &str) -> Result<T> {
     if a.len() != b.len() {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
@@ -111,8 +112,12 @@ pub fn dot_mv<'o, T: Number>(
     if b.len() != k {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let out = out.prepare(Ix1(m), what)?;
-    T::gemm(out.insert_axis(Axis(1)), a, b.insert_axis(Axis(1)), what)
+    let mut out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
+    let b = b.insert_axis(Axis(1));
+    if T::try_tiny(&mut out, a, b, Into::Replace) {
+        return Ok(());
+    }
+    T::gemm(out, a, b, what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
@@ -127,7 +132,10 @@ pub fn dot_mm<'o, T: Number>(
     if k != k2 {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let out = out.prepare(Ix2(m, n), what)?;
+    let mut out = out.prepare(Ix2(m, n), what)?;
+    if T::try_tiny(&mut out, a, b, Into::Replace) {
+        return Ok(());
+    }
     T::gemm(out, a, b, what)
 }
 
@@ -150,10 +158,30 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     if k != k2 {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
+    // The usual case, an addend of the product's shape: straight to the kernels.
+    if let Ok(c) = c.view().into_dimensionality::<Ix2>() {
+        if c.dim() == (m, n) {
+            let mut out = out.prepare(Ix2(m, n), what)?;
+            if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
+                return Ok(());
+            }
+            return T::gemm_add_to(out, c, a, b, subtract, what);
+        }
+    }
     if sum_is_larger(&c, Ix2(m, n), what)? {
         return product_then_add(out, c, (a, b), subtract, what);
     }
     accumulate(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what)
+}
+
+/// The factor of a dot-add's product: -1 for `c - a · b`, else 1.
+#[inline(always)]
+fn alpha_of<T: Number>(subtract: bool) -> T {
+    if subtract {
+        T::ONE.num_neg()
+    } else {
+        T::ONE
+    }
 }
 
 /// [`dot_add_mm`] with `c` a buffer of its own that nothing reads afterwards (the emitter's
@@ -197,6 +225,17 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     let (m, k) = a.dim();
     if b.len() != k {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
+    }
+    // The usual case, an addend of the product's shape: straight to the kernels.
+    if let Ok(c) = c.view().into_dimensionality::<Ix1>() {
+        if c.len() == m {
+            let mut out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
+            let (b, c) = (b.insert_axis(Axis(1)), c.insert_axis(Axis(1)));
+            if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
+                return Ok(());
+            }
+            return T::gemm_add_to(out, c, a, b, subtract, what);
+        }
     }
     if sum_is_larger(&c, Ix1(m), what)? {
         return product_then_add(out, c, (a, b), subtract, what);
@@ -1496,6 +1535,13 @@ pub(crate) fn dot1<T: Number>(a: ArrayView1<'_, T>, b: ArrayView1<'_, T>) -> T {
 /// them in vector registers (a single float accumulator forces a serial chain).
 #[inline]
 fn dot_slices<T: Number>(a: &[T], b: &[T]) -> T {
+    if a.len() < 8 {
+        // No whole chunk: the same sum in the same order, without the accumulators.
+        return a
+            .iter()
+            .zip(b)
+            .fold(T::ZERO, |sum, (&x, &y)| sum.num_add(x.num_mul(y)));
+    }
     let mut acc = [T::ZERO; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ra, rb) = (ca.remainder(), cb.remainder());
@@ -2303,6 +2349,22 @@ mod tests {
             dot_vv(big.view(), big.view(), "b @ b").unwrap(),
             i32::MAX.wrapping_mul(i32::MAX).wrapping_add(4)
         );
+    }
+
+    /// Vectors shorter than one chunk of accumulators are summed in order, from the first
+    /// product: the same bits as the loop (and as the chunked sum would give them).
+    #[test]
+    fn short_vector_dots_sum_in_order() {
+        for len in 0..8 {
+            let a: Vec<f64> = (0..len).map(|i| 0.1 + i as f64 / 3.0).collect();
+            let b: Vec<f64> = (0..len).map(|i| 1.7 - i as f64 * 0.7).collect();
+            let want = a.iter().zip(&b).fold(0.0, |s, (x, y)| s + x * y);
+            let got = dot_vv(ArrayView1::from(&a), ArrayView1::from(&b), "a @ b").unwrap();
+            assert_eq!(got.to_bits(), want.to_bits(), "length {len}");
+            let ai: Vec<i64> = (0..len).map(|i| i as i64 - 3).collect();
+            let got = dot_vv(ArrayView1::from(&ai), ArrayView1::from(&ai), "a @ a").unwrap();
+            assert_eq!(got, ai.iter().map(|x| x * x).sum::<i64>());
+        }
     }
 
     #[test]
