@@ -315,15 +315,14 @@ fn copy_small<T: Copy, D: Dimension>(x: &mut [T], b: &ArrayView<'_, T, D>) {
     }
 }
 
-/// [`copy_small`] of a strided matrix, row by row (`x` has as many elements as `b`).
+/// [`copy_small`] of a strided matrix, row by row (`x` has as many elements as `b`; a
+/// shorter `x` panics).
 fn copy_strided<T: Copy>(x: &mut [T], b: ArrayView2<'_, T>) {
-    let n = b.ncols();
-    if n == 0 {
-        return;
-    }
-    for (i, row) in x.chunks_exact_mut(n).enumerate().take(b.nrows()) {
-        for (j, x) in row.iter_mut().enumerate() {
-            *x = b[[i, j]];
+    let (m, n) = b.dim();
+    for i in 0..m {
+        for j in 0..n {
+            // SAFETY: `i < m` and `j < n`: an element of `b`.
+            x[i * n + j] = unsafe { *b.uget((i, j)) };
         }
     }
 }
