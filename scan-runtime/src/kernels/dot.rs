@@ -117,7 +117,7 @@ pub fn dot_mv<'o, T: Number>(
     if T::try_tiny(&mut out, a, b, Into::Replace) {
         return Ok(());
     }
-    T::gemm(out, a, b, what)
+    gemm_general(out, a, b, what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
@@ -136,7 +136,7 @@ pub fn dot_mm<'o, T: Number>(
     if T::try_tiny(&mut out, a, b, Into::Replace) {
         return Ok(());
     }
-    T::gemm(out, a, b, what)
+    gemm_general(out, a, b, what)
 }
 
 /// `out = c + a · b` (`c - a · b` when `subtract`) for an `(m, k)` matrix `a` and a
@@ -165,13 +165,54 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
             if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
                 return Ok(());
             }
-            return T::gemm_add_to(out, c, a, b, subtract, what);
+            return gemm_add_to_general(out, c, a, b, subtract, what);
         }
     }
+    dot_add_mm_broadcast(out, c, a, b, subtract, what)
+}
+
+/// [`dot_add_mm`] with `c` broadcast, out of line (see [`gemm_general`]).
+#[inline(never)]
+fn dot_add_mm_broadcast<'o, T: Number, Dc: Dimension>(
+    out: impl Destination<'o, T, Ix2>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let (m, n) = (a.nrows(), b.ncols());
     if sum_is_larger(&c, Ix2(m, n), what)? {
         return product_then_add(out, c, (a, b), subtract, what);
     }
     accumulate(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what)
+}
+
+/// The product of a dot kernel that the tiny kernels declined (a larger product, or a
+/// CPU without AVX2), out of line: inlined at every product of a step, with the
+/// backend's entry, it was most of the step's code, and the hot paths of a step of small
+/// products spread over more of the instruction cache (a Kalman step's function 55 KB).
+#[inline(never)]
+fn gemm_general<T: Number>(
+    out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    T::gemm(out, a, b, what)
+}
+
+/// [`gemm_general`] of a dot-add, its addend of the product's shape.
+#[inline(never)]
+fn gemm_add_to_general<T: Number>(
+    out: ArrayViewMut2<'_, T>,
+    c: ArrayView2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    T::gemm_add_to(out, c, a, b, subtract, what)
 }
 
 /// The factor of a dot-add's product: -1 for `c - a · b`, else 1.
@@ -234,9 +275,23 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
             if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
                 return Ok(());
             }
-            return T::gemm_add_to(out, c, a, b, subtract, what);
+            return gemm_add_to_general(out, c, a, b, subtract, what);
         }
     }
+    dot_add_mv_broadcast(out, c, a, b, subtract, what)
+}
+
+/// [`dot_add_mv`] with `c` broadcast, out of line (see [`gemm_general`]).
+#[inline(never)]
+fn dot_add_mv_broadcast<'o, T: Number, Dc: Dimension>(
+    out: impl Destination<'o, T, Ix1>,
+    c: ArrayView<'_, T, Dc>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView1<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    let m = a.nrows();
     if sum_is_larger(&c, Ix1(m), what)? {
         return product_then_add(out, c, (a, b), subtract, what);
     }
