@@ -94,9 +94,10 @@ pub struct Linalg<T> {
 }
 
 /// faer's scratch memory for one node's factorisations and solves: bytes that only grow,
-/// and the Cholesky factorisation's and solve's sizes they were last made large enough
-/// for, so that a step repeating them skips faer's computation of the size (as long as a
-/// 2 x 2 factorisation).
+/// and the Cholesky factorisation's or solve's sizes they were last made large enough
+/// for, so that a step repeating them skips faer's computation of the size (with the
+/// growth check, 0.8 K of a Kalman step's 53 K profile samples, where the factorisation
+/// itself took 3.7 K).
 #[derive(Default)]
 struct Scratch {
     bytes: Vec<MaybeUninit<u8>>,
@@ -224,7 +225,7 @@ fn load<T: LinalgFloat>(dst: &mut Vec<T>, a: ArrayView2<'_, T>, transpose: bool)
     }
 }
 
-/// Scratch memory of at least `req`, from `bytes` (grown when too small).
+/// Scratch memory of at least `req`, from `scratch` (grown when too small).
 fn stack(scratch: &mut Scratch, req: StackReq) -> &mut MemStack {
     grow_to(&mut scratch.bytes, req);
     MemStack::new(&mut scratch.bytes)
@@ -462,8 +463,8 @@ pub fn cholesky<T: LinalgFloat>(
             order,
         });
     }
-    // The other triangle is zero (faer leaves it as it was, or uses it as scratch): row
-    // by row, the part past the diagonal (lower) or before it (upper).
+    // The other triangle is zero (faer may leave it as it was or write to it): row by row,
+    // the part past the diagonal (lower) or before it (upper).
     for (i, mut row) in out.rows_mut().into_iter().enumerate() {
         let part = if lower { i + 1..n } else { 0..i };
         match row.as_slice_mut() {
