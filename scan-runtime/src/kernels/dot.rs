@@ -112,12 +112,9 @@ pub fn dot_mv<'o, T: Number>(
     if b.len() != k {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let mut out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
+    let out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
     let b = b.insert_axis(Axis(1));
-    if T::try_tiny(&mut out, a, b, Into::Replace) {
-        return Ok(());
-    }
-    gemm_general(out, a, b, what)
+    gemm_checked(out, a, b, what)
 }
 
 /// `out = a · b` for an `(m, k)` matrix `a` and a `(k, n)` matrix `b`.
@@ -132,11 +129,8 @@ pub fn dot_mm<'o, T: Number>(
     if k != k2 {
         return Err(dot_error(what, a.raw_dim(), b.raw_dim()));
     }
-    let mut out = out.prepare(Ix2(m, n), what)?;
-    if T::try_tiny(&mut out, a, b, Into::Replace) {
-        return Ok(());
-    }
-    gemm_general(out, a, b, what)
+    let out = out.prepare(Ix2(m, n), what)?;
+    gemm_checked(out, a, b, what)
 }
 
 /// `out = c + a · b` (`c - a · b` when `subtract`) for an `(m, k)` matrix `a` and a
@@ -161,11 +155,8 @@ pub fn dot_add_mm<'o, T: Number, Dc: Dimension>(
     // The usual case, an addend of the product's shape: straight to the kernels.
     if let Ok(c) = c.view().into_dimensionality::<Ix2>() {
         if c.dim() == (m, n) {
-            let mut out = out.prepare(Ix2(m, n), what)?;
-            if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
-                return Ok(());
-            }
-            return gemm_add_to_general(out, c, a, b, subtract, what);
+            let out = out.prepare(Ix2(m, n), what)?;
+            return gemm_add_to_checked(out, c, a, b, subtract, what);
         }
     }
     dot_add_mm_broadcast(out, c, a, b, subtract, what)
@@ -186,6 +177,37 @@ fn dot_add_mm_broadcast<'o, T: Number, Dc: Dimension>(
         return product_then_add(out, c, (a, b), subtract, what);
     }
     accumulate(out.prepare(Ix2(m, n), what)?, c, a, b, subtract, what)
+}
+
+/// `out = a · b`, shapes checked: the tiny kernels if they take it, else the general
+/// path out of line.
+#[inline(always)]
+fn gemm_checked<T: Number>(
+    mut out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    what: &str,
+) -> Result<()> {
+    if T::try_tiny(&mut out, a, b, Into::Replace) {
+        return Ok(());
+    }
+    gemm_general(out, a, b, what)
+}
+
+/// `out = c ± a · b`, `c` of the product's shape, shapes checked: as [`gemm_checked`].
+#[inline(always)]
+fn gemm_add_to_checked<T: Number>(
+    mut out: ArrayViewMut2<'_, T>,
+    c: ArrayView2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    subtract: bool,
+    what: &str,
+) -> Result<()> {
+    if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
+        return Ok(());
+    }
+    gemm_add_to_general(out, c, a, b, subtract, what)
 }
 
 /// The product of a dot kernel that the tiny kernels declined (a larger product, or a
@@ -270,12 +292,9 @@ pub fn dot_add_mv<'o, T: Number, Dc: Dimension>(
     // The usual case, an addend of the product's shape: straight to the kernels.
     if let Ok(c) = c.view().into_dimensionality::<Ix1>() {
         if c.len() == m {
-            let mut out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
+            let out = out.prepare(Ix1(m), what)?.insert_axis(Axis(1));
             let (b, c) = (b.insert_axis(Axis(1)), c.insert_axis(Axis(1)));
-            if T::try_tiny(&mut out, a, b, Into::AddTo(c, alpha_of::<T>(subtract))) {
-                return Ok(());
-            }
-            return gemm_add_to_general(out, c, a, b, subtract, what);
+            return gemm_add_to_checked(out, c, a, b, subtract, what);
         }
     }
     dot_add_mv_broadcast(out, c, a, b, subtract, what)
