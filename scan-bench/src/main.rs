@@ -234,6 +234,18 @@ fn set_threads(n: usize) {
     );
     let a = scan_runtime::ndarray::Array2::<f64>::ones((64, 64));
     std::hint::black_box(a.dot(&a));
+    // And a product the runtime splits over its threads: faer reserves its packing memory
+    // once per thread that runs a product (twice the L3 size of address space, 64 MiB on
+    // a 32 MiB L3, of which only the pages a product packs into are touched), lazily. The
+    // hand-written loops' faer products reserve it on this thread, which the call above
+    // has done; the runtime's split runs on rayon's workers. Reserved here, it is charged
+    // to no implementation's first call (`peak_mb`), as it is to no call but the first of
+    // a process.
+    let a = scan_runtime::ndarray::Array2::<f32>::ones((256, 256));
+    let mut c = scan_runtime::ndarray::Array2::<f32>::zeros((256, 256));
+    scan_runtime::kernels::dot::dot_mm(&mut c, a.view(), a.view(), "warm-up")
+        .expect("square operands of one size");
+    std::hint::black_box(&c);
 }
 
 fn main() -> ExitCode {
