@@ -898,6 +898,17 @@ pub fn emit_in_place(
                 body.extend(quote!(let #ident = #rt::kernels::zero_step_shape(#x);));
                 Repr::View(ident.clone())
             }
+            Op::LastOr => {
+                let (first, rows) = (arg(0).view(), arg(1).view());
+                let view = quote!(#rt::kernels::last_or(#first, #rows, #label)?);
+                if ty.rank == 0 {
+                    body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#view);));
+                    Repr::Scalar(ident.clone())
+                } else {
+                    body.extend(quote!(let #ident = #view;));
+                    Repr::View(ident.clone())
+                }
+            }
             // push_out_dot's sum of stacked products: one GEMM when the stacks merge.
             Op::DotSum {
                 transpose,

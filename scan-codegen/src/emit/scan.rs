@@ -42,6 +42,8 @@ fn views_own_taps(op: &ScanOp, j: usize, id: NodeId) -> bool {
         | Op::BroadcastTo
         | Op::Unbroadcast => views_own_taps(op, j, node.inputs[0]),
         Op::BroadcastArrays { index } => views_own_taps(op, j, node.inputs[index]),
+        // A view of either input.
+        Op::LastOr => node.inputs.iter().any(|&x| views_own_taps(op, j, x)),
         _ => false,
     }
 }

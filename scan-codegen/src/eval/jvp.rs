@@ -40,7 +40,7 @@
 //!
 //! An op is asked for its rule only when a tangent reaches it: a value computed from
 //! values without tangents has none, whatever the op. The rewrite-only ops (`Fused`,
-//! `DotSum`, `ZeroStepShape`) do not appear in the IR before rewrites, which is what the
+//! `DotSum`, `ZeroStepShape`, `LastOr`) do not appear in the IR before rewrites, which is what the
 //! forward mode reads (`compile_to_ir`); reached by a tangent they are an `Err`.
 
 use std::collections::HashSet;
@@ -467,6 +467,7 @@ fn rule(
         },
         Op::Permute { axes } => linear(&|t| Ok(ops::permute(t, axes))),
         Op::ZeroStepShape
+        | Op::LastOr
         | Op::DotSum { .. }
         | Op::DotAdd { .. }
         | Op::StackRows

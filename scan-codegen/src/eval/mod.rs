@@ -535,6 +535,13 @@ pub(crate) fn eval_node(
             arity(1)?;
             ops::zero_step_shape(&args[0])
         }
+        // Its definition, the concatenation read at its last row.
+        Op::LastOr => {
+            arity(2)?;
+            let head = ops::subtensor(&args[0], &[PathStep::NewAxis], &[], label)?;
+            let both = assemble::concatenate(&[head, args[1].clone()], 0, label)?;
+            ops::subtensor(&both, &[PathStep::Index], &[Value::from(-1i64)], label)?
+        }
         Op::DotSum {
             transpose,
             output,

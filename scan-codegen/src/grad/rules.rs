@@ -342,6 +342,11 @@ pub(super) fn adjoints(
                 return Err(msg::grad_no_rule("dot_add", None));
             }
         }
+        Op::LastOr => {
+            if want.iter().any(|&w| w) {
+                return Err(msg::grad_no_rule("last_or", None));
+            }
+        }
         Op::StackRows | Op::StackedDot { .. } => {
             if want.iter().any(|&w| w) {
                 return Err(msg::grad_no_rule("stacked_dot", None));

@@ -412,6 +412,13 @@ pub enum Op {
     /// outputs); x itself, but with no row every axis is 0: the shape a scan gives a map
     /// output when no step ran (PyTensor's), which x's other axes would not be.
     ZeroStepShape,
+    /// inputs: `[first, rows]`, made by the last_row rewrite from
+    /// `concatenate([first[None], rows])[-1]` (grad's read of an accumulator's final value,
+    /// or of its initial one when no step ran): the last row of `rows` along axis 0, or
+    /// `first` when `rows` has none; a view of either. `rows` has `first`'s dtype and one
+    /// more axis; rows of another shape than `first` are the concatenation's error, with
+    /// or without rows. The node's type is `first`'s.
+    LastOr,
     /// inputs: [init, p, q], where `p` is a stack of T matrices `[T, m, k]` and `q` one of
     /// `[T, k, n]` (either stored transposed, `[T, k, m]` or `[T, n, k]`, where `transpose`
     /// says): the last row of the accumulation `acc_t = acc_{t-1} + p_t · q_t` from

@@ -73,6 +73,7 @@ fn graph(g: &Graph, depth: usize, out: &mut String) {
             Op::Transpose => "transpose".to_string(),
             Op::Permute { axes } => format!("transpose{axes:?}"),
             Op::ZeroStepShape => "zero_step_shape".to_string(),
+            Op::LastOr => "last_or".to_string(),
             Op::DotSum { transpose, .. } => match transpose {
                 [false, false] => "dot_sum".to_string(),
                 [true, false] => "dot_sum(p.T)".to_string(),

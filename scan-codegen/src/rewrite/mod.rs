@@ -18,6 +18,7 @@ mod fusion;
 mod gemm;
 mod group_projections;
 mod join_slices;
+mod last_row;
 mod lift;
 pub(crate) mod loop_interchange;
 mod merge;
@@ -85,6 +86,9 @@ pub enum Pass {
     JoinSlices,
     /// Each output keeps only the last steps that are read.
     SaveMem,
+    /// `concatenate([x[None], rows])[-1]` (grad's read of an accumulator's final value)
+    /// read in place: a view of rows' last row, or of `x` when there is none.
+    LastRow,
     /// An addition of a matrix product accumulated onto its addend by the GEMM.
     Gemm,
     /// A slice of an elementwise result read only through slices (an LSTM's gate block
@@ -101,7 +105,7 @@ pub enum Pass {
 }
 
 /// The order the passes run in, within each round.
-pub const ORDER: [Pass; 20] = [
+pub const ORDER: [Pass; 21] = [
     Pass::Constants,
     Pass::Cse,
     // After cse, which makes two reads of one matrix one node.
@@ -132,6 +136,9 @@ pub const ORDER: [Pass; 20] = [
     Pass::Dead,
     Pass::Merge,
     Pass::SaveMem,
+    // After save_mem, which reads the rows' slice of a trace (`trace[-1..]`) as its only
+    // read either way.
+    Pass::LastRow,
     // Before fusion, which would take an addition of a product into a pass of its own.
     Pass::Gemm,
     // Before fusion, which then takes each slice's work into the pass that reads it.
@@ -167,6 +174,7 @@ impl Pass {
             Pass::SliceOperands => "slice_operands",
             Pass::Fusion => "fusion",
             Pass::SumLanes => "sum_lanes",
+            Pass::LastRow => "last_row",
         }
     }
 
@@ -196,6 +204,7 @@ impl Pass {
             Pass::SliceOperands => slice_operands::run(g, log),
             Pass::Fusion => fusion::run(g, log),
             Pass::SumLanes => sum_lanes::run(g, log),
+            Pass::LastRow => last_row::run(g, log),
         }
     }
 }

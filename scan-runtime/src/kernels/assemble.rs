@@ -44,18 +44,7 @@ pub fn concatenate<T: Element, D: Dimension>(
     }
     let mut total: usize = 0;
     for part in parts {
-        let differs = (0..first.ndim()).find(|&k| k != axis && part.shape()[k] != first.shape()[k]);
-        if let Some(k) = differs {
-            return Err(invalid(
-                what,
-                format!(
-                    "cannot concatenate arrays of shapes {:?} and {:?} along axis {axis}: \
-                     their lengths on axis {k} differ",
-                    first.shape(),
-                    part.shape()
-                ),
-            ));
-        }
+        check_joinable(first.shape(), part.shape(), axis, what)?;
         total = total
             .checked_add(part.len_of(Axis(axis)))
             .ok_or_else(|| invalid(what, "the result has too many elements".to_string()))?;
@@ -71,6 +60,41 @@ pub fn concatenate<T: Element, D: Dimension>(
         start += n;
     }
     Ok(())
+}
+
+/// `Err` unless arrays of shapes `a` and `b` can be concatenated along `axis`: one rank,
+/// every other axis of one length.
+fn check_joinable(a: &[usize], b: &[usize], axis: usize, what: &str) -> Result<()> {
+    let why = if a.len() != b.len() {
+        "their ranks differ".to_string()
+    } else {
+        match (0..a.len()).find(|&k| k != axis && b[k] != a[k]) {
+            None => return Ok(()),
+            Some(k) => format!("their lengths on axis {k} differ"),
+        }
+    };
+    Err(invalid(
+        what,
+        format!("cannot concatenate arrays of shapes {a:?} and {b:?} along axis {axis}: {why}"),
+    ))
+}
+
+/// `concatenate([first[None], rows])[-1]` with no copy: the last row of `rows` (along
+/// axis 0) when it has one, else `first`, a view of either (the last_row rewrite's
+/// `Op::LastOr`: an accumulator's final value, or its initial one when no step ran, as
+/// a gradient reads it). The same `Err` as the concatenation when `rows`' rows and
+/// `first` differ in shape, whether or not `rows` has any.
+pub fn last_or<'a, T, D: RemoveAxis>(
+    first: ArrayView<'a, T, D::Smaller>,
+    rows: ArrayView<'a, T, D>,
+    what: &str,
+) -> Result<ArrayView<'a, T, D::Smaller>> {
+    let head = first.view().insert_axis(Axis(0));
+    check_joinable(head.shape(), rows.shape(), 0, what)?;
+    match rows.len_of(Axis(0)) {
+        0 => Ok(first),
+        n => Ok(rows.index_axis_move(Axis(0), n - 1)),
+    }
 }
 
 /// numpy's `stack(parts, axis)`: the parts, all of one shape, as the rows of a new axis
@@ -756,6 +780,44 @@ mod tests {
         assert_eq!(out, b);
         assert!(concatenate::<i32, _>(&mut out, &[], 0, "c").is_err());
         assert!(concatenate(&mut out, &[a.view()], 2, "c").is_err());
+    }
+
+    #[test]
+    fn last_or_is_the_last_row_or_the_first_value_a_view_of_either() {
+        let first = array![[0.5, 1.5], [2.5, 3.5]];
+        let rows = Array3::from_shape_fn((3, 2, 2), |(t, i, j)| (t * 4 + i * 2 + j) as f64);
+        // As the concatenation would give: the last of the rows.
+        let mut both = Array3::<f64>::zeros((0, 0, 0));
+        let head = first.view().insert_axis(Axis(0));
+        concatenate(&mut both, &[head, rows.view()], 0, "c").unwrap();
+        let last = last_or(first.view(), rows.view(), "c").unwrap();
+        assert_eq!(last, both.index_axis(Axis(0), 3));
+        assert_eq!(last, array![[8.0, 9.0], [10.0, 11.0]]);
+        assert_eq!(
+            last.as_ptr(),
+            rows.index_axis(Axis(0), 2).as_ptr(),
+            "a view"
+        );
+        // No row: the first value itself.
+        let none = Array3::<f64>::zeros((0, 2, 2));
+        let got = last_or(first.view(), none.view(), "c").unwrap();
+        assert_eq!(got, first);
+        assert_eq!(got.as_ptr(), first.as_ptr(), "a view");
+        // Rows of another shape: the concatenation's error, with or without rows.
+        for n in [0, 2] {
+            let other = Array3::<f64>::zeros((n, 2, 3));
+            let e = last_or(first.view(), other.view(), "acc[-1]").unwrap_err();
+            let mut out = Array3::<f64>::zeros((0, 0, 0));
+            let want = concatenate(&mut out, &[head, other.view()], 0, "acc[-1]").unwrap_err();
+            assert_eq!(e, want);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid `acc[-1]`: cannot concatenate arrays of shapes [1, 2, 2] and \
+                     [{n}, 2, 3] along axis 0: their lengths on axis 2 differ"
+                )
+            );
+        }
     }
 
     #[test]

@@ -30,9 +30,9 @@ pub mod tiny;
 // Flat paths for generated code: `kernels::map2`, `kernels::dot_mm`, ...
 pub use array_trace::{ArrayTrace, Slot, SlotRow};
 pub use assemble::{
-    broadcast_arrays, broadcast_to, concatenate, diag, diagonal, identity_like, mask_add, mask_set,
-    mask_take, scatter, scatter_add, slice_step_at, slice_step_at_mut, squeeze, stack, take,
-    take_nd, triangle,
+    broadcast_arrays, broadcast_to, concatenate, diag, diagonal, identity_like, last_or, mask_add,
+    mask_set, mask_take, scatter, scatter_add, slice_step_at, slice_step_at_mut, squeeze, stack,
+    take, take_nd, triangle,
 };
 pub use buffer::{
     broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
