@@ -299,6 +299,16 @@ pub fn emit_in_place(
             buffers.borrow_mut().push(ident.clone());
             Repr::Buffer(ident.clone())
         };
+        // A view bound to the node's name, read out as a scalar when the node is one.
+        let bind_view = |body: &mut TokenStream, view: TokenStream| {
+            if ty.rank == 0 {
+                body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#view);));
+                Repr::Scalar(ident.clone())
+            } else {
+                body.extend(quote!(let #ident = #view;));
+                Repr::View(ident.clone())
+            }
+        };
         // A kernel call writing into `out`: the node's own buffer, or its row in place
         // (then read back from the row).
         let mut write = |setup: &mut TokenStream, call: &dyn Fn(TokenStream) -> TokenStream| {
@@ -900,14 +910,10 @@ pub fn emit_in_place(
             }
             Op::LastOr => {
                 let (first, rows) = (arg(0).view(), arg(1).view());
-                let view = quote!(#rt::kernels::last_or(#first, #rows, #label)?);
-                if ty.rank == 0 {
-                    body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#view);));
-                    Repr::Scalar(ident.clone())
-                } else {
-                    body.extend(quote!(let #ident = #view;));
-                    Repr::View(ident.clone())
-                }
+                bind_view(
+                    &mut body,
+                    quote!(#rt::kernels::last_or(#first, #rows, #label)?),
+                )
             }
             // push_out_dot's sum of stacked products: one GEMM when the stacks merge.
             Op::DotSum {
@@ -939,14 +945,7 @@ pub fn emit_in_place(
             }
             Op::Squeeze { axis } => {
                 let x = arg(0).view();
-                let view = quote!(#rt::kernels::squeeze(#x, #axis, #label)?);
-                if ty.rank == 0 {
-                    body.extend(quote!(let #ident: #s = #rt::kernels::scalar(#view);));
-                    Repr::Scalar(ident.clone())
-                } else {
-                    body.extend(quote!(let #ident = #view;));
-                    Repr::View(ident.clone())
-                }
+                bind_view(&mut body, quote!(#rt::kernels::squeeze(#x, #axis, #label)?))
             }
             Op::BroadcastTo => {
                 let x = arg(0).view();
