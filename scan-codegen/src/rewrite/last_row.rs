@@ -15,7 +15,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
     g.normalize();
     let mut found = Vec::new();
     for (i, node) in g.nodes.iter().enumerate() {
-        if let Some((first, rows)) = last_of_concatenation(g, node.op.clone(), &node.inputs) {
+        if let Some((first, rows)) = last_of_concatenation(g, &node.op, &node.inputs) {
             found.push((i, first, rows));
         }
     }
@@ -33,7 +33,7 @@ pub fn run(g: &mut Graph, log: &mut Log) {
 
 /// `(first, rows)` when a node of `op` on `inputs` is `concatenate([first[None], rows])[-1]`
 /// (axis 0, the index the constant -1).
-fn last_of_concatenation(g: &Graph, op: Op, inputs: &[NodeId]) -> Option<(NodeId, NodeId)> {
+fn last_of_concatenation(g: &Graph, op: &Op, inputs: &[NodeId]) -> Option<(NodeId, NodeId)> {
     let Op::Subtensor { path } = op else {
         return None;
     };
