@@ -24,8 +24,9 @@
 //! and 2 threads.
 //!
 //! Products by a packed matrix (`kernels::PackedMatrix`, a step's product by a loop's
-//! fixed weights) split in two from `kernels::packed::SPLIT_MIN_WORK` multiply-adds on, by
-//! columns, between the calling thread and [`spin`]'s helper thread, which keeps spinning
+//! fixed weights) are shared from `kernels::packed::SPLIT_MIN_WORK` multiply-adds on, by
+//! ranges of columns each thread takes as it becomes free ([`spin::share`]), between the
+//! calling thread and [`spin`]'s helper thread, which keeps spinning
 //! between a loop's steps (rayon's workers sleep between them, and waking one cost more
 //! than elman's step product saved); with more than two threads allowed, products from
 //! [`PAR_MIN_WORK`] on go to rayon's pool in one part per thread as above.

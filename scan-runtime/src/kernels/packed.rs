@@ -1173,14 +1173,20 @@ macro_rules! packed_impl {
                 self.start = skip;
                 let slots = &mut self.panels.spare_capacity_mut()[..len];
                 if len >= PACK_SPLIT_MIN && crate::threads::num_threads() >= 2 {
-                    // Half the panels on the spinning helper: at two threads the packing
-                    // of an LSTM's 6 MB of weights was the call's longest serial part.
-                    let half = count / 2;
-                    let (first, second) = slots.split_at_mut(half * k * nr);
-                    crate::threads::spin::join(
-                        || fill_panels(first, w, nr, 0),
-                        || fill_panels(second, w, nr, half),
-                    );
+                    // Shared with the spinning helper: at two threads the packing of an
+                    // LSTM's 6 MB of weights was the call's longest serial part.
+                    let per_chunk = count.div_ceil(SHARED_CHUNKS);
+                    let mut chunks: [Option<_>; SHARED_CHUNKS] = Default::default();
+                    for (i, (chunk, slots)) in chunks
+                        .iter_mut()
+                        .zip(slots.chunks_mut((per_chunk * k * nr).max(1)))
+                        .enumerate()
+                    {
+                        *chunk = Some((i * per_chunk, slots));
+                    }
+                    crate::threads::spin::share(chunks, |(first, slots)| {
+                        fill_panels(slots, w, nr, first)
+                    });
                 } else {
                     fill_panels(slots, w, nr, 0);
                 }
@@ -1430,8 +1436,8 @@ mod kernels_f64 {
 packed_impl!(f32, kernels_f32);
 packed_impl!(f64, kernels_f64);
 
-/// A packed product is split in two from this many multiply-adds on, between this thread
-/// and the spinning helper (`crate::threads::spin`). Measured on a 2-core Intel Xeon
+/// A packed product is shared from this many multiply-adds on, between this thread and
+/// the spinning helper (`crate::threads::spin`). Measured on a 2-core Intel Xeon
 /// (AVX-512), f32, products back to back: elman's step product (32 x 512 x 512, 8.4 M)
 /// 157 µs on one thread, 81 µs split; lstm's (32 x 512 x 2048, 33.5 M) 600 µs, 304 µs;
 /// 32 x 256 x 256 (2.1 M) 27 µs, 31 µs split (loses).
@@ -1440,7 +1446,8 @@ pub const SPLIT_MIN_WORK: usize = 4 << 20;
 /// Into how many parts a product of `panels` panels and `work` multiply-adds is split,
 /// each a range of panels and the columns of `out` they write, run by [`split_in`]: one
 /// (this thread) unless the product is large enough to pay; two (this thread and the
-/// spinning helper, `crate::threads::spin`) from [`SPLIT_MIN_WORK`] on, one per thread on
+/// spinning helper, `crate::threads::spin`, sharing [`SHARED_CHUNKS`] ranges) from
+/// [`SPLIT_MIN_WORK`] on, one per thread on
 /// rayon's pool from `threads::PAR_MIN_WORK` on when more than two threads are allowed.
 fn split_parts(panels: usize, work: usize) -> usize {
     let threads = crate::threads::num_threads().min(panels);
@@ -1454,7 +1461,42 @@ fn split_parts(panels: usize, work: usize) -> usize {
     }
 }
 
-/// `panels` in `parts` parts (halves, recursively), the first half on this thread.
+/// Into how many ranges of panels a product (or a packing) shared with the spinning helper
+/// is cut, each thread taking the next one free (`threads::spin::share`). In two fixed
+/// halves, lstm's step at two threads waited for its slower half 8% of the time on a
+/// noisy 2-core VM (one vCPU slowed by the host for a while, the other idle at the join);
+/// in eighths, 3%.
+const SHARED_CHUNKS: usize = 8;
+
+/// `panels` cut into `N` ranges of nearly equal length (`None` where empty), each with the
+/// columns of `out` it writes (the last one's possibly short of a whole panel).
+fn column_chunks<'a, T, const N: usize>(
+    panels: std::ops::Range<usize>,
+    nr: usize,
+    out: ArrayViewMut2<'a, T>,
+) -> [Option<(std::ops::Range<usize>, ArrayViewMut2<'a, T>)>; N] {
+    let count = panels.len();
+    let mut chunks = std::array::from_fn(|_| None);
+    let mut rest = out;
+    for (i, chunk) in chunks.iter_mut().enumerate() {
+        let lo = panels.start + count * i / N;
+        let hi = panels.start + count * (i + 1) / N;
+        let cols = if i + 1 == N {
+            rest.ncols()
+        } else {
+            ((hi - lo) * nr).min(rest.ncols())
+        };
+        let (head, tail) = rest.split_at(Axis(1), cols);
+        rest = tail;
+        if hi > lo {
+            *chunk = Some((lo..hi, head));
+        }
+    }
+    chunks
+}
+
+/// `panels` in `parts` parts: two shared with the spinning helper in [`SHARED_CHUNKS`]
+/// ranges; more in halves (recursively) over rayon's pool, the first half on this thread.
 fn split_in<T: Send>(
     panels: std::ops::Range<usize>,
     parts: usize,
@@ -1469,14 +1511,15 @@ fn split_in<T: Send>(
         run(panels, out);
         return;
     }
+    if parts == 2 {
+        let chunks = column_chunks::<T, SHARED_CHUNKS>(panels, nr, out.view_mut());
+        crate::threads::spin::share(chunks, |(range, mut out)| run(range, &mut out));
+        return;
+    }
     let at = panels.start + half;
     let (mut left, mut right) = out.view_mut().split_at(Axis(1), half * nr);
     let (a, b) = (panels.start..at, at..panels.end);
     let rest = parts - first;
-    if parts == 2 {
-        crate::threads::spin::join(|| run(a, &mut left), || run(b, &mut right));
-        return;
-    }
     #[cfg(feature = "faer")]
     {
         rayon::join(
@@ -1852,7 +1895,34 @@ mod tests {
         crate::threads::set_num_threads(0);
     }
 
-    /// A matrix of at least `PACK_SPLIT_MIN` elements is packed half on each thread: the
+    /// The chunks a shared product is cut into cover its panels in order, each with its
+    /// panels' columns, the last one short of a whole panel when the matrix is; fewer
+    /// panels than chunks leave some empty.
+    #[test]
+    fn column_chunks_cover_the_panels_and_their_columns() {
+        for (panels, nr, n) in [
+            (0..66, 8, 521),
+            (3..66, 8, 521),
+            (0..5, 16, 80),
+            (0..1, 4, 3),
+        ] {
+            let mut out = Array2::<f64>::zeros((2, n - panels.start * nr));
+            let chunks = column_chunks::<f64, 8>(panels.clone(), nr, out.view_mut());
+            let (mut next, mut cols) = (panels.start, 0);
+            let mut some = 0;
+            for (range, view) in chunks.into_iter().flatten() {
+                assert_eq!(range.start, next);
+                assert!(range.end > range.start);
+                let width = ((range.end - range.start) * nr).min(n - range.start * nr);
+                assert_eq!(view.dim(), (2, width), "{range:?}");
+                (next, cols, some) = (range.end, cols + width, some + 1);
+            }
+            assert_eq!((next, cols), (panels.end, n - panels.start * nr));
+            assert_eq!(some, panels.len().min(8));
+        }
+    }
+
+    /// A matrix of at least `PACK_SPLIT_MIN` elements is packed by both threads: the
     /// same panels (the last one padded with zeros) as on one, contiguous or not.
     #[test]
     fn packing_split_over_threads_agrees() {

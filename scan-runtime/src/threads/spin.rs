@@ -1,5 +1,5 @@
 //! A second thread that keeps spinning between a loop's steps, for splitting a step's work
-//! in two ([`join`]).
+//! in two ([`join`]) or sharing its parts between two threads ([`share`]).
 //!
 //! rayon's workers fall asleep a few microseconds after their last job, and waking one
 //! costs about as much as half of elman's step product (141 µs): split through
@@ -12,8 +12,8 @@
 
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -190,6 +190,26 @@ pub fn join<A: FnOnce(), B: FnOnce() + Send>(a: A, b: B) {
     drop(slot);
 }
 
+/// Runs `work` on every part given (`Some`), on this thread and the helper: each takes the
+/// next part not yet taken, in the array's order, until none is left. Where one core runs
+/// slower than the other (another process on it, or the host's), it does fewer parts
+/// instead of keeping the other waiting at the end, as a split in two halves would.
+pub fn share<T: Send, const N: usize>(parts: [Option<T>; N], work: impl Fn(T) + Sync) {
+    let slots = parts.map(Mutex::new);
+    let next = AtomicUsize::new(0);
+    let drain = || {
+        while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
+            // Each index is taken once, so the lock is never contended; a panic in `work`
+            // cannot happen while it is held, so it is never poisoned either.
+            let part = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(part) = part {
+                work(part);
+            }
+        }
+    };
+    join(drain, drain);
+}
+
 /// Both halves on this thread, `b` also when `a` panics (the panic then continues after
 /// it), as when the helper runs `b`: a join's halves both run whoever runs them.
 fn both_here<A: FnOnce(), B: FnOnce()>(a: A, b: B) {
@@ -203,7 +223,6 @@ fn both_here<A: FnOnce(), B: FnOnce()>(a: A, b: B) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
 
     #[test]
     fn both_halves_run_and_their_writes_are_seen() {
@@ -275,6 +294,33 @@ mod tests {
         let mut z = 0;
         join(|| {}, || z = 7);
         assert_eq!(z, 7);
+    }
+
+    /// Every part given runs once, none of the missing ones; both threads take parts (the
+    /// helper, spinning, takes some while this thread runs a slow first one). Another
+    /// test's join may hold the helper (then this thread runs every part): a few tries.
+    #[test]
+    fn shared_parts_all_run_once_on_both_threads() {
+        let here = std::thread::current().id();
+        let mut helped = false;
+        for _ in 0..20 {
+            let runs: [AtomicUsize; 8] = Default::default();
+            let elsewhere = AtomicUsize::new(0);
+            let mut parts: [Option<usize>; 8] = std::array::from_fn(Some);
+            parts[5] = None;
+            share(parts, |i| {
+                if i == 0 {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                if std::thread::current().id() != here {
+                    elsewhere.fetch_add(1, Ordering::Relaxed);
+                }
+                runs[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert_eq!(runs.map(|r| r.into_inner()), [1, 1, 1, 1, 1, 0, 1, 1]);
+            helped |= elsewhere.into_inner() > 0;
+        }
+        assert!(helped, "the helper never took a part");
     }
 
     /// The fallback that runs both halves here (the helper busy with another caller's
