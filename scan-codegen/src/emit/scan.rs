@@ -624,10 +624,14 @@ pub fn emit(
             });
             (quote!(#r.row(#output, #result)), quote!(#r.written()?))
         } else {
-            let row = quote!(#w.next_row("n_steps")?.1);
+            // Also a slot, a temporary of the kernel's call, whose row joins the trace
+            // right after it (its first row is the output's own buffer, pushed).
             (
-                quote!(#rt::kernels::Row::new(#row, #output, #result)),
-                quote!(#w.row(#at)?),
+                quote!(#w.next_slot("n_steps")?.1.row(#output, #result)),
+                quote!({
+                    #w.commit_row("n_steps")?;
+                    #w.row(#at)?
+                }),
             )
         };
         targets.insert(

@@ -133,17 +133,16 @@ pub fn rows(
             __scan_3_6.view()
         } else {
             ::scan_runtime::__private::kernels::map1(
-                ::scan_runtime::__private::kernels::Row::new(
-                    __scan_3_trace1.next_row("n_steps")?.1,
-                    "1",
-                    "h_tm1 * 2.0",
-                ),
+                __scan_3_trace1.next_slot("n_steps")?.1.row("1", "h_tm1 * 2.0"),
                 __scan_3_2.view(),
                 "h_tm1 * 2.0",
                 #[inline(always)]
                 move |__x0| ::scan_runtime::__private::math::mul(__x0, __scan_3_5),
             )?;
-            __scan_3_trace1.row(__scan_3_t + 0usize)?
+            {
+                __scan_3_trace1.commit_row("n_steps")?;
+                __scan_3_trace1.row(__scan_3_t + 0usize)?
+            }
         };
         ::scan_runtime::__private::kernels::map3(
             __scan_3_rest0.row("`init`", "tanh(h_tm1.dot(w) + h_tm2 + x_t)"),

@@ -4,21 +4,19 @@
 //! way to hand a kernel memory it has not written), and zeroing it costs a pass over all of
 //! it whenever the allocator hands back memory it had before. [`ArrayTrace`] instead grows a
 //! vector by one row per step: a row computed elsewhere is appended by a copy (nothing
-//! written before it), and a row that a step's kernel writes in place is zeroed just before
-//! (one row, in cache, which the kernel then overwrites: no pass over memory). The vector
-//! is reserved for every step up front, or for a few rows and doubled as an `until` loop
-//! goes on (a reallocation, which for a large vector moves pages rather than copying).
-//!
-//! A kernel that writes every element of the row itself (a map over contiguous operands)
-//! is given the row's memory uninitialised instead ([`ArrayTrace::next_slot`], a [`Slot`]):
-//! nothing is written twice, and the row joins the trace once the kernel has written it
-//! ([`ArrayTrace::commit_row`]).
+//! written before it), and a row that a step's kernel writes in place is given to it
+//! uninitialised ([`ArrayTrace::next_slot`], a [`Slot`]) and joins the trace once written
+//! ([`ArrayTrace::commit_row`]): a kernel that writes every element itself (a map over
+//! contiguous operands) writes nothing twice, any other has the row zeroed first (one row,
+//! in cache, no pass over memory). The vector is reserved for every step up front, or for
+//! a few rows and doubled as an `until` loop goes on (a reallocation, which for a large
+//! vector moves pages rather than copying).
 
 use std::mem::MaybeUninit;
 
 use ndarray::{Array, ArrayView, ArrayViewMut, Axis, Dimension, RemoveAxis};
 
-use super::buffer::{standard_view, standard_view_mut, Destination, Prepared, Uninit};
+use super::buffer::{standard_view, Destination, Prepared, Uninit};
 use super::copy::append;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -170,29 +168,6 @@ impl<T: Element, D: RemoveAxis> ArrayTrace<T, D> {
         }
         self.rows += 1;
         Ok(())
-    }
-
-    /// Appends a row for a kernel to write in place (zeroed: every element of it is
-    /// initialised memory), and returns the rows before it with it.
-    #[inline]
-    #[allow(clippy::type_complexity)]
-    pub fn next_row(
-        &mut self,
-        what: &str,
-    ) -> Result<(ArrayView<'_, T, D>, ArrayViewMut<'_, T, D::Smaller>)> {
-        self.check_started(what)?;
-        self.filled = false;
-        self.reserve_rows(what, self.rows() + 1)?;
-        let before = self.data.len();
-        self.data.resize(before + self.row_len, T::default());
-        let past_dim = self.shape();
-        let row_dim = self.dim.remove_axis(Axis(0));
-        self.rows += 1;
-        let (past, row) = self.data.split_at_mut(before);
-        let past = &past[self.offset..];
-        let past = standard_view(past_dim, past).ok_or_else(|| broken(what))?;
-        let row = standard_view_mut(row_dim, row).ok_or_else(|| broken(what))?;
-        Ok((past, row))
     }
 
     /// The memory of the next row, not initialised, for a kernel to write in place (a
@@ -516,16 +491,21 @@ mod tests {
 
     #[test]
     fn rows_are_appended_copied_or_written_in_place() {
+        use crate::kernels::map2;
         let mut buf = Array2::<f64>::zeros((0, 0));
         let mut tr = ArrayTrace::<f64, Ix2>::new(&mut buf);
         tr.start("n_steps", &[2], 1, 4).unwrap();
         tr.push_rows("x0", array![[1.0, 2.0]].view()).unwrap();
         {
-            let (past, mut row) = tr.next_row("n_steps").unwrap();
+            let (past, mut slot) = tr.next_slot("n_steps").unwrap();
             assert_eq!(past, array![[1.0, 2.0]]);
-            assert_eq!(row, array![0.0, 0.0], "a new row is zeroed");
-            row.assign(&(&past.row(0) * 10.0));
+            let prev = past.row(0);
+            map2(slot.row("`x0`", "x * 10"), prev, prev, "x * 10", |a, _| {
+                a * 10.0
+            })
+            .unwrap();
         }
+        tr.commit_row("n_steps").unwrap();
         tr.push_row("`x0`", "x * 2", array![5.0, 6.0].view())
             .unwrap();
         // A strided row is copied element by element.
@@ -738,7 +718,7 @@ mod tests {
         let tr = ArrayTrace::<f64, Ix3>::new(&mut buf);
         assert!(tr.data.capacity() >= cap, "the buffer's memory is kept");
         let mut tr2 = ArrayTrace::<f64, Ix3>::new(&mut buf);
-        assert!(tr2.next_row("n_steps").is_err(), "no row shape yet");
+        assert!(tr2.next_slot("n_steps").is_err(), "no row shape yet");
         assert_eq!(tr2.finish().unwrap().shape(), &[0, 0, 0]);
         assert_eq!(tr.finish().unwrap().shape(), &[0, 0, 0]);
     }
