@@ -698,9 +698,10 @@ pub(super) fn in_step_order(b: &mut Builder, x: NodeId, direction: Direction) ->
 
 /// The products and transcendental functions of the forward step that read its
 /// recurrence (an output tap) and that the backward step still needs after its sweep (an
-/// LSTM's four gate activations and `tanh(c_t)`, which their adjoints read; not an Elman
-/// step's `tanh`, whose value is `h_t`, already a trace): kept by the forward loop as map
-/// outputs and read back from their traces, not computed again. Computed again, each
+/// LSTM's four gate activations, which their adjoints read; not an Elman step's `tanh`,
+/// whose value is `h_t`, already a trace, nor an LSTM's `tanh(c_t)`, a function of `c_t`'s
+/// trace alone, [`recomputed_from_inputs`]): kept by the forward loop as map outputs and
+/// read back from their traces, not computed again. Computed again, each
 /// would be a second pass of the forward loop's costliest work (its products: a GEMM over
 /// every step once pushed out; its transcendentals); kept, it costs its trace. Last node
 /// first, so that a value needed only to compute a kept one (the gate block, and its
@@ -730,7 +731,8 @@ fn keep_for_backward(
         let wanted = costly
             && f.ty(v).dtype.is_float()
             && backward.step.live()[map[v.0].0]
-            && crate::rewrite::edit::depends_on(f, v, &taps);
+            && crate::rewrite::edit::depends_on(f, v, &taps)
+            && !recomputed_from_inputs(&backward.step, f, v, map);
         if !wanted {
             continue;
         }
@@ -776,6 +778,22 @@ fn keep_for_backward(
         shapes_from_operands(&mut backward.step);
     }
     backward.step.normalize();
+}
+
+/// Whether forward step node `v` is an elementwise function whose copy in the backward
+/// step reads nothing but that step's inputs (a step result read back from its trace, a
+/// tap, a non-sequence): computed there again, it costs the same function over the same
+/// elements as the pass that would fill its trace (push_out_output computes such a kept
+/// value after the forward loop, from the result's trace), it fuses with the backward
+/// step's other elementwise work (push_out_seq leaves it there), and it needs no trace: an
+/// LSTM's `tanh(c_t)`, 8.4 MB of SPEC's lstm_grad.
+fn recomputed_from_inputs(step: &Graph, f: &Graph, v: NodeId, map: &[NodeId]) -> bool {
+    matches!(f.node(v).op, Op::Elemwise(_))
+        && step
+            .node(map[v.0])
+            .inputs
+            .iter()
+            .all(|&i| matches!(step.node(i).op, Op::Input { .. }))
 }
 
 /// Backward step values now computed only for their shape (their lengths read, or the

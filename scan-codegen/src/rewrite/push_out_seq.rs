@@ -118,7 +118,9 @@ fn fuses_in_step(op: &ScanOp, src: &[Source], users: &[Vec<NodeId>], id: NodeId)
         let first = op.first_sequence_tap_input(s);
         op.sequences[s].taps.len() == 1 && step.inputs.get(first) == Some(&input)
     });
-    let elementwise = |n: NodeId| matches!(step.node(n).op, Op::Elemwise(_) | Op::Cast);
+    // A fused chain too: fusion runs after this pass, and a second round sees its nodes.
+    let elementwise =
+        |n: NodeId| matches!(step.node(n).op, Op::Elemwise(_) | Op::Cast | Op::Fused(_));
     one_tap
         && step.ty(id).rank > 0
         && !has_product(step, src, id)
@@ -198,7 +200,7 @@ fn push_out(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_util::{apply, assert_same_results, mat, vec1, Value};
+    use super::super::test_util::{apply, apply_passes, assert_same_results, mat, vec1, Value};
     use super::super::Pass;
 
     fn cube(t: usize, b: usize, k: usize) -> Value {
@@ -280,6 +282,27 @@ mod tests {
         for n in [0usize, 1, 2, 3, 4, 9] {
             let u: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.0).collect();
             assert_same_results(src, "f", &[vec1(&u), Value::from(0.7)]);
+        }
+    }
+
+    /// A row read by two fused chains of the step (a gradient's `tanh(c_t)` read back
+    /// from c's trace) stays after fusion too: the passes run in rounds, and the second
+    /// round's push-out sees `Fused` readers.
+    #[test]
+    fn a_row_read_by_fused_chains_stays() {
+        let src = "pub fn f(u: ArrayView2<f64>, y0: ArrayView1<f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+            let (y, z) = scan(|u_t, y, z| { let e = tanh(u_t); (y * e + 1.0, z - e * 3.0) }, sequences = u, outputs_info = [y0, y0]);
+            Ok((y, z))
+        }";
+        let (ir, fired) = apply_passes(src, &[Pass::Fusion, Pass::PushOutSeq]);
+        assert!(fired.iter().any(|f| f.starts_with("fusion")), "{fired:?}");
+        assert!(
+            !fired.iter().any(|f| f.starts_with("push_out_seq")),
+            "{fired:?}"
+        );
+        assert!(ir.contains("fused"), "{ir}");
+        for t in [0usize, 1, 4] {
+            assert_same_results(src, "f", &[mat(t, 3, 0.5), vec1(&[0.1, -0.2, 0.3])]);
         }
     }
 
