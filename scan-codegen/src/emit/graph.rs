@@ -142,7 +142,7 @@ pub struct Code {
 /// A node whose kernel writes straight into a row of a scan's output (a
 /// `kernels::Destination`) instead of into a buffer of its own that is then copied.
 pub struct InPlace {
-    /// The destination expression (a `kernels::Row`).
+    /// The destination expression (a trace's row: `kernels::SlotRow`).
     pub row: TokenStream,
     /// The row again, as a view, for the step's nodes that read the value after it is
     /// written.

@@ -238,15 +238,17 @@ impl<'a, T: Element, D: Dimension> Destination<'a, T, D> for &'a mut Array<T, D>
     }
 }
 
-/// A row of a scan's output buffer that a step's last kernel writes in place (no buffer of
-/// the step's, no copy after it). Its shape is the output's row shape: a result of another
-/// shape is the same `Err(StepResultShape)` that the copy would have reported.
+/// A view that a kernel writes in place, checking the result's shape as a trace's row does
+/// (`Err(StepResultShape)`): the tests' destination of any strides (generated code writes
+/// a trace's rows through `array_trace::SlotRow`).
+#[cfg(test)]
 pub struct Row<'a, 'w, T, D> {
     view: ArrayViewMut<'a, T, D>,
     output: &'w str,
     result: &'w str,
 }
 
+#[cfg(test)]
 impl<'a, 'w, T, D> Row<'a, 'w, T, D> {
     /// `view` is the row; `output` and `result` name them in a shape error.
     #[inline]
@@ -259,6 +261,7 @@ impl<'a, 'w, T, D> Row<'a, 'w, T, D> {
     }
 }
 
+#[cfg(test)]
 impl<'a, T, D: Dimension> Destination<'a, T, D> for Row<'a, '_, T, D> {
     #[inline]
     fn prepare(self, shape: D, _what: &str) -> Result<ArrayViewMut<'a, T, D>> {

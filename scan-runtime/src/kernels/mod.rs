@@ -34,9 +34,9 @@ pub use assemble::{
     mask_set, mask_take, scatter, scatter_add, slice_step_at, slice_step_at_mut, squeeze, stack,
     take, take_nd, triangle,
 };
-pub use buffer::{
-    broadcast_shape, ensure_shape, try_ensure_shape, Destination, Row, UNTIL_FIRST_ROWS,
-};
+#[cfg(test)]
+pub(crate) use buffer::Row;
+pub use buffer::{broadcast_shape, ensure_shape, try_ensure_shape, Destination, UNTIL_FIRST_ROWS};
 pub use dot::{
     check_dot_stack, chunk_steps, dot_add_mm, dot_add_mm_onto, dot_add_mv, dot_add_vm, dot_mm,
     dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm, dot_vv, matmul_matrix_stack, matmul_stacks,

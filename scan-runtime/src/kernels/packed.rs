@@ -1175,14 +1175,13 @@ macro_rules! packed_impl {
                 if len >= PACK_SPLIT_MIN && crate::threads::num_threads() >= 2 {
                     // Shared with the spinning helper: at two threads the packing of an
                     // LSTM's 6 MB of weights was the call's longest serial part.
-                    let per_chunk = count.div_ceil(SHARED_CHUNKS);
                     let mut chunks: [Option<_>; SHARED_CHUNKS] = Default::default();
-                    for (i, (chunk, slots)) in chunks
-                        .iter_mut()
-                        .zip(slots.chunks_mut((per_chunk * k * nr).max(1)))
-                        .enumerate()
-                    {
-                        *chunk = Some((i * per_chunk, slots));
+                    let mut rest = slots;
+                    for (i, chunk) in chunks.iter_mut().enumerate() {
+                        let panels = nth_range(0..count, i, SHARED_CHUNKS);
+                        let (head, tail) = rest.split_at_mut(panels.len() * k * nr);
+                        rest = tail;
+                        *chunk = Some((panels.start, head));
                     }
                     crate::threads::spin::share(chunks, |(first, slots)| {
                         fill_panels(slots, w, nr, first)
@@ -1475,24 +1474,28 @@ fn column_chunks<'a, T, const N: usize>(
     nr: usize,
     out: ArrayViewMut2<'a, T>,
 ) -> [Option<(std::ops::Range<usize>, ArrayViewMut2<'a, T>)>; N] {
-    let count = panels.len();
     let mut chunks = std::array::from_fn(|_| None);
     let mut rest = out;
     for (i, chunk) in chunks.iter_mut().enumerate() {
-        let lo = panels.start + count * i / N;
-        let hi = panels.start + count * (i + 1) / N;
+        let range = nth_range(panels.clone(), i, N);
         let cols = if i + 1 == N {
             rest.ncols()
         } else {
-            ((hi - lo) * nr).min(rest.ncols())
+            (range.len() * nr).min(rest.ncols())
         };
         let (head, tail) = rest.split_at(Axis(1), cols);
         rest = tail;
-        if hi > lo {
-            *chunk = Some((lo..hi, head));
+        if !range.is_empty() {
+            *chunk = Some((range, head));
         }
     }
     chunks
+}
+
+/// The `i`-th of `n` consecutive ranges of nearly equal length that `all` is cut into.
+fn nth_range(all: std::ops::Range<usize>, i: usize, n: usize) -> std::ops::Range<usize> {
+    let count = all.len();
+    all.start + count * i / n..all.start + count * (i + 1) / n
 }
 
 /// `panels` in `parts` parts: two shared with the spinning helper in [`SHARED_CHUNKS`]
