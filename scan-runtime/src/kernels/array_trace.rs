@@ -365,7 +365,7 @@ pub struct Slot<'a, T, D> {
 
 impl<'a, T: Element, D: Dimension> Slot<'a, T, D> {
     /// The row as a kernel's destination; `output` and `result` name them in a shape
-    /// error, as [`super::Row`] does.
+    /// error (`StepResultShape`).
     #[inline]
     pub fn row<'s, 'w>(&'s mut self, output: &'w str, result: &'w str) -> SlotRow<'s, 'w, T, D> {
         SlotRow {

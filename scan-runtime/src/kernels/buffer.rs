@@ -67,7 +67,8 @@ fn allocate<T: Element, D: Dimension>(
 }
 
 /// Where a kernel writes its result: a buffer of its own (`&mut Array`, given the result's
-/// shape first), or a row of a scan's output ([`Row`]) that the step writes directly.
+/// shape first), or a row of a scan's output (`array_trace::SlotRow`) that the step writes
+/// directly.
 pub trait Destination<'a, T, D: Dimension>: Sized {
     /// A view of the result's shape to write every element of, or `Err` when the
     /// destination cannot hold that shape (a buffer of the kernel's own: `Err` naming
