@@ -13,7 +13,9 @@ With --rounds N, each case's runs (scan-bench, then each peer) are made N times 
 and the table gives each implementation's median over the rounds of its medians, plus the
 ratio of every peer to scan within each round: on a host whose speed drifts between
 processes (seen: 10-30% on an AMD Zen 3 VM, invisible to the idle check), the paired
-ratios are what can be compared.
+ratios are what can be compared. The hand-written loop runs in scan's process, the two
+called in turn: its ratio in a round is scan-bench's `vs_hand`, call by call, which a
+slow spell of the host (2x for seconds at a time on that VM) moves least.
 
 Every timing run is one subprocess, taken under an exclusive lock on
 /tmp/scan-bench.lock (the lock that `flock /tmp/scan-bench.lock CMD` takes, so other
@@ -370,7 +372,10 @@ def main():
         lines.append("")
         lines.append(f"Paired ratios over {args.rounds} rounds: each round's median of the "
                      "implementation / scan's median in the same round (above 1: slower than "
-                     "scan); the median of the rounds' ratios, then every round's:")
+                     "scan; handwritten, timed in scan's process, calls alternating: the "
+                     "median over that process's rounds of calls of its call / scan's call "
+                     "of the same round, `1 / vs_hand`); the median of the rounds' ratios, "
+                     "then every round's:")
         lines.append("")
         lines.append("| case | threads | impl | median ratio | rounds |")
         lines.append("|---|---|---|---|---|")
@@ -381,6 +386,9 @@ def main():
                     rs = by_round.get((case, impl, n), [])
                     pairs = [r["median_ms"] / s["median_ms"] for r, s in zip(rs, scans)
                              if "median_ms" in r and s.get("median_ms")]
+                    if impl == "handwritten" and scans and all(s.get("vs_hand") for s in scans):
+                        # Same process: call by call (scan-bench's `vs_hand`).
+                        pairs = [1.0 / s["vs_hand"] for s in scans]
                     if pairs:
                         lines.append(f"| {case} | {n} | {impl} | {fmt_ratio(statistics.median(pairs))} | "
                                      + ", ".join(fmt_ratio(x) for x in pairs) + " |")

@@ -6,7 +6,9 @@
 //!     cargo run --release -p scan-bench -- [CASE ...] [--threads N] [--quick] [--rewrites-off] [--peak] [--only IMPL]
 //!
 //! Prints SPEC's line per implementation, `CASE impl=NAME threads=N median_ms=X min_ms=Y
-//! checksum=Z peak_mb=P`, then a summary of median ratios to the hand-written loop. Exits
+//! checksum=Z peak_mb=P` (and, but for the hand-written loop's, `vs_hand=R`: the median
+//! over rounds of its call / the hand-written loop's call of the same round), then a
+//! summary of the ratios of medians and the paired ratios to the hand-written loop. Exits
 //! non-zero if a checksum disagrees with the hand-written one (a `MISMATCH` line) or a
 //! program returned an `Err` (an `ERROR` line).
 //!
@@ -78,6 +80,8 @@ struct Summary {
     scan_ms: f64,
     norewrite_ms: Option<f64>,
     hand_ms: f64,
+    /// scan's `vs_hand` (its calls / the hand-written loop's, round by round).
+    scan_paired: Option<f64>,
     status: &'static str,
 }
 
@@ -119,15 +123,18 @@ impl Bench {
         if let Some(only) = &self.only {
             let mut alone: Vec<Impl<'_>> = impls.into_iter().filter(|i| i.name == only).collect();
             for m in measure(&mut alone, self.quick) {
-                self.print_line(case, &m);
+                self.print_line(case, &m, None);
             }
             return;
         }
         let results = measure(&mut impls, self.quick);
-        for m in &results {
-            self.print_line(case, m);
-        }
         let hand = results.last().expect("the hand-written loop is last");
+        for m in &results {
+            let paired = (m.name != hand.name)
+                .then(|| m.paired_ratio(hand))
+                .flatten();
+            self.print_line(case, m, paired);
+        }
         let mut status = "ok";
         for m in &results {
             if m.error.is_some() {
@@ -163,21 +170,28 @@ impl Bench {
             scan_ms: median("scan").unwrap_or(f64::NAN),
             norewrite_ms: median("scan_norewrite"),
             hand_ms: hand.median_ms(),
+            scan_paired: results
+                .iter()
+                .find(|m| m.name == "scan")
+                .and_then(|m| m.paired_ratio(hand)),
             status,
         });
     }
 
-    fn print_line(&self, case: &str, m: &Measurement) {
+    /// SPEC's line, then `vs_hand=R` when given: [`Measurement::paired_ratio`] to the
+    /// hand-written loop.
+    fn print_line(&self, case: &str, m: &Measurement, vs_hand: Option<f64>) {
         let threads = self.threads;
         match &m.error {
             Some(e) => println!("{case} impl={} threads={threads} ERROR: {e}", m.name),
             None => println!(
-                "{case} impl={} threads={threads} median_ms={:.4} min_ms={:.4} checksum={} peak_mb={:.2}",
+                "{case} impl={} threads={threads} median_ms={:.4} min_ms={:.4} checksum={} peak_mb={:.2}{}",
                 m.name,
                 m.median_ms(),
                 m.min_ms(),
                 sci(m.checksum),
                 m.peak_bytes as f64 / (1024.0 * 1024.0),
+                vs_hand.map_or(String::new(), |r| format!(" vs_hand={r:.4}")),
             ),
         }
     }
@@ -191,7 +205,10 @@ impl Bench {
         if self.rewrites_off {
             print!("{:>14} ", "norewrite_ms");
         }
-        print!("{:>14} {:>10} ", "handwritten_ms", "scan/hand");
+        print!(
+            "{:>14} {:>10} {:>8} ",
+            "handwritten_ms", "scan/hand", "paired"
+        );
         if self.rewrites_off {
             print!("{:>15} ", "norewrite/hand");
         }
@@ -201,7 +218,12 @@ impl Bench {
             if let Some(n) = s.norewrite_ms {
                 print!("{n:>14.3} ");
             }
-            print!("{:>14.3} {:>10.2} ", s.hand_ms, s.scan_ms / s.hand_ms);
+            let paired = s.scan_paired.unwrap_or(f64::NAN);
+            print!(
+                "{:>14.3} {:>10.2} {paired:>8.2} ",
+                s.hand_ms,
+                s.scan_ms / s.hand_ms
+            );
             if let Some(n) = s.norewrite_ms {
                 print!("{:>15.2} ", n / s.hand_ms);
             }

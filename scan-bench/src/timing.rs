@@ -1,8 +1,10 @@
 //! Timing as SPEC.md says: one warm-up call, then at least 5 timed calls (for a call under
 //! 10 ms, more until 1 s of timed calls), median and min of one call's wall time. The
-//! implementations of a case are called in turn (round-robin), so a slow phase of the
-//! machine hits all of them alike. Only the call is timed: the checksum is taken from the
-//! warm-up call's output, and outputs are dropped after the clock stops.
+//! implementations of a case are called in turn (round-robin), all of them in every round
+//! that any of them needs (one that has had its own calls up to 4 s of them), so a slow
+//! phase of the machine hits all of them alike; [`Measurement::paired_ratio`] compares two
+//! round by round. Only the call is timed: the checksum is taken from the warm-up call's
+//! output, and outputs are dropped after the clock stops.
 
 use std::fmt::Display;
 use std::time::Instant;
@@ -111,17 +113,41 @@ pub struct Measurement {
 
 impl Measurement {
     pub fn median_ms(&self) -> f64 {
-        let mut t = self.times_ms.clone();
-        t.sort_by(f64::total_cmp);
-        match t.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => t[n / 2],
-            n => 0.5 * (t[n / 2 - 1] + t[n / 2]),
+        if self.times_ms.is_empty() {
+            return f64::NAN;
         }
+        median(self.times_ms.clone())
     }
 
     pub fn min_ms(&self) -> f64 {
         self.times_ms.iter().copied().fold(f64::NAN, f64::min)
+    }
+
+    /// The median over rounds of this implementation's call / `base`'s call in the same
+    /// round (calls alternate, so the two of a round run a few milliseconds apart): a host
+    /// whose speed changes for seconds at a time (seen: 2x for whole seconds, either vCPU
+    /// of a Zen 3 VM, whichever implementation runs) slows both calls of a round alike,
+    /// where it can fall on more of one implementation's calls than the other's and move
+    /// the ratio of their medians. `None` without a round of both.
+    pub fn paired_ratio(&self, base: &Measurement) -> Option<f64> {
+        let ratios: Vec<f64> = self
+            .times_ms
+            .iter()
+            .zip(&base.times_ms)
+            .map(|(a, b)| a / b)
+            .collect();
+        (!ratios.is_empty()).then(|| median(ratios))
+    }
+}
+
+/// The median of `values` (not empty), the mean of the middle two for an even count.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
     }
 }
 
@@ -131,9 +157,18 @@ const MIN_CALLS: usize = 5;
 const FAST_MS: f64 = 10.0;
 /// ...until their timed calls add up to this.
 const BUDGET_MS: f64 = 1000.0;
+/// An implementation that has had its own calls is still called in the rounds that
+/// another one needs, until its timed calls add up to this (then the other goes on alone).
+const PAIRED_MAX_MS: f64 = 4.0 * BUDGET_MS;
 
 /// Times every implementation. `quick`: one call each, timed and checksummed.
 pub fn measure(impls: &mut [Impl<'_>], quick: bool) -> Vec<Measurement> {
+    measure_for(impls, quick, PAIRED_MAX_MS)
+}
+
+/// [`measure`], calling an implementation that needs no more calls of its own alongside
+/// the others until its calls add up to `paired_max_ms`.
+fn measure_for(impls: &mut [Impl<'_>], quick: bool, paired_max_ms: f64) -> Vec<Measurement> {
     let mut results: Vec<Measurement> = impls.iter_mut().map(first_call).collect();
     if quick {
         return results;
@@ -143,12 +178,24 @@ pub fn measure(impls: &mut [Impl<'_>], quick: bool) -> Vec<Measurement> {
     }
     let mut total_ms = vec![0.0f64; impls.len()];
     loop {
-        let mut any = false;
-        for ((imp, m), total) in impls.iter_mut().zip(&mut results).zip(&mut total_ms) {
-            if m.error.is_some() || !needs_more(&m.times_ms, *total) {
+        // Rounds go on while any implementation needs more calls, and the others are
+        // called in them too (up to `paired_max_ms`): when each stopped on its own, a slow
+        // spell of the host at the start (2x for seconds) once put a 5 ms call over
+        // `FAST_MS`, so that its five calls were all slow while the other's hundred mostly
+        // came after the spell.
+        let wanted: Vec<bool> = results
+            .iter()
+            .zip(&total_ms)
+            .map(|(m, &total)| m.error.is_none() && needs_more(&m.times_ms, total))
+            .collect();
+        if !wanted.contains(&true) {
+            return results;
+        }
+        let calls = impls.iter_mut().zip(&mut results).zip(&mut total_ms);
+        for (((imp, m), total), wanted) in calls.zip(wanted) {
+            if m.error.is_some() || !(wanted || *total < paired_max_ms) {
                 continue;
             }
-            any = true;
             let start = Instant::now();
             let out = (imp.call)();
             let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -160,9 +207,6 @@ pub fn measure(impls: &mut [Impl<'_>], quick: bool) -> Vec<Measurement> {
                 }
                 Err(e) => m.error = Some(e),
             }
-        }
-        if !any {
-            return results;
         }
     }
 }
@@ -258,6 +302,38 @@ mod tests {
     }
 
     #[test]
+    fn every_implementation_is_called_in_the_rounds_another_needs() {
+        let (mut slow_calls, mut fast_calls) = (0, 0);
+        let mut impls = vec![
+            Impl::infallible("slow", || {
+                slow_calls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(12));
+                1.0
+            }),
+            Impl::infallible("fast", || {
+                fast_calls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(4));
+                2.0
+            }),
+        ];
+        // "fast" needs calls until 1 s (about 250); "slow" is called beside it until its
+        // own calls add up to 120 ms, about 10, where alone it would stop at 5.
+        let results = measure_for(&mut impls, false, 120.0);
+        drop(impls);
+        let (slow, fast) = (&results[0], &results[1]);
+        assert!(fast.times_ms.iter().sum::<f64>() >= BUDGET_MS);
+        assert!(fast_calls > 50, "{fast_calls}");
+        assert!(
+            (slow.times_ms.len() > MIN_CALLS) && (slow.times_ms.len() <= 11),
+            "{}",
+            slow.times_ms.len()
+        );
+        assert_eq!(slow_calls, 1 + slow.times_ms.len());
+        // The first calls of both came in the same rounds.
+        assert!(slow.paired_ratio(fast).is_some_and(|r| r > 2.0));
+    }
+
+    #[test]
     fn fast_calls_continue_until_the_budget() {
         assert!(needs_more(&[20.0; 4], 80.0));
         assert!(!needs_more(&[20.0; 5], 100.0));
@@ -277,5 +353,25 @@ mod tests {
         assert_eq!(m(vec![3.0, 1.0, 2.0]).median_ms(), 2.0);
         assert_eq!(m(vec![4.0, 1.0, 2.0, 3.0]).median_ms(), 2.5);
         assert_eq!(m(vec![4.0, 1.0]).min_ms(), 1.0);
+        assert!(m(vec![]).median_ms().is_nan());
+    }
+
+    #[test]
+    fn paired_ratio_takes_each_round_s_two_calls_together() {
+        let m = |t: Vec<f64>| Measurement {
+            name: "x",
+            times_ms: t,
+            checksum: 0.0,
+            peak_bytes: 0,
+            error: None,
+        };
+        // A slow host in rounds 2 and 3 (both calls twice as long): every round's ratio is
+        // 1.1, where the ratio of the medians is 2.2 / 1.5.
+        let scan = m(vec![1.1, 2.2, 2.2, 1.1, 2.2]);
+        let hand = m(vec![1.0, 2.0, 2.0, 1.0, 2.0, 1.0]);
+        let paired = scan.paired_ratio(&hand).expect("five rounds of both");
+        assert!((paired - 1.1).abs() < 1e-12, "{paired}");
+        assert!((scan.median_ms() / hand.median_ms() - 1.1).abs() > 0.05);
+        assert_eq!(scan.paired_ratio(&m(vec![])), None);
     }
 }
