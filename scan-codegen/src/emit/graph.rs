@@ -141,6 +141,7 @@ pub struct Code {
 
 /// A node whose kernel writes straight into a row of a scan's output (a
 /// `kernels::Destination`) instead of into a buffer of its own that is then copied.
+#[derive(Clone)]
 pub struct InPlace {
     /// The destination expression (a trace's row: `kernels::SlotRow`).
     pub row: TokenStream,
@@ -162,6 +163,11 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
     }
     match &node.op {
         Op::Elemwise(_) | Op::Cast | Op::Fused(_) => true,
+        // A result of a fused pass with two (`fused_pair`).
+        Op::Part { .. } => {
+            let whole = &g.node(node.inputs[0]).op;
+            whole.has_parts() && matches!(whole, Op::Fused(_))
+        }
         Op::Dot => node.inputs.iter().all(|&i| g.ty(i).rank <= 2),
         Op::DotAdd { .. } | Op::StackedDot { .. } => true,
         _ => false,
@@ -292,6 +298,20 @@ pub fn emit_in_place(
             None => None,
         };
         let into_part = part.is_some();
+        if node.op.has_parts() && matches!(node.op, Op::Fused(_)) {
+            // A fused pass with two results, read through `Part` nodes.
+            let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
+            let out = super::fused_pair::Emitted {
+                setup: &mut setup,
+                buffers: &mut buffers.borrow_mut(),
+                as_output: &mut as_output,
+            };
+            let (code, results) =
+                super::fused_pair::emit(g, id, prefix, &users, &args, in_place, out);
+            body.extend(code);
+            scan_outputs.insert(id, results);
+            continue;
+        }
         // A buffer declared in the setup, refilled by the body.
         let declare_buffer = |setup: &mut TokenStream| {
             let owned = owned_type(ty);
@@ -1344,7 +1364,9 @@ fn map_kernel(
 /// A map's operands as its kernel takes them: the arrays' views, the closure's parameters
 /// for them, and every operand as the element formula reads it (a parameter for an array,
 /// the captured local for a scalar).
-fn operands(args: &[Repr]) -> (Vec<TokenStream>, Vec<proc_macro2::Ident>, Vec<TokenStream>) {
+pub(super) fn operands(
+    args: &[Repr],
+) -> (Vec<TokenStream>, Vec<proc_macro2::Ident>, Vec<TokenStream>) {
     let mut arrays = Vec::new();
     let mut params = Vec::new();
     let operands: Vec<TokenStream> = args
@@ -1467,8 +1489,9 @@ fn maps_with_extremes(
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the
-/// chain's operands `xs` (closure parameters for arrays, captured locals for scalars).
-fn fused_element(body: &Graph, xs: &[TokenStream]) -> TokenStream {
+/// chain's operands `xs` (closure parameters for arrays, captured locals for scalars);
+/// the pair of its two results' elements for a pass with two (`fused_pair`).
+pub(super) fn fused_element(body: &Graph, xs: &[TokenStream]) -> TokenStream {
     let rt = rt();
     let mut lets = TokenStream::new();
     let mut value: HashMap<NodeId, TokenStream> = HashMap::new();
@@ -1493,8 +1516,11 @@ fn fused_element(body: &Graph, xs: &[TokenStream]) -> TokenStream {
         lets.extend(quote!(let #e: #s = #expr;));
         value.insert(id, quote!(#e));
     }
-    let out = &value[&body.outputs[0]];
-    quote!({ #lets #out })
+    let outs: Vec<&TokenStream> = body.outputs.iter().map(|o| &value[o]).collect();
+    match outs.as_slice() {
+        [one] => quote!({ #lets #one }),
+        several => quote!({ #lets (#(#several),*) }),
+    }
 }
 
 /// A view (or mutable view) of `base` through an indexing path.

@@ -7,6 +7,7 @@
 //! setup is hoisted out of its loop, so a loop step allocates nothing.
 
 mod formula;
+mod fused_pair;
 mod graph;
 mod interchange;
 mod lanes;

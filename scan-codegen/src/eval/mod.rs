@@ -600,10 +600,17 @@ pub(crate) fn eval_node(
         // The fused operations evaluated one by one on whole arrays, as before fusion.
         Op::Fused(body) => {
             let mut results = eval_graph(body, &args)?;
-            if results.len() != 1 {
-                return Err(ir_error(id, label, "is a fused body without one output"));
+            match results.len() {
+                1 => results.remove(0),
+                2 => return Ok(Slot::Scan(results)),
+                _ => {
+                    return Err(ir_error(
+                        id,
+                        label,
+                        "is a fused body of neither one nor two outputs",
+                    ))
+                }
             }
-            results.remove(0)
         }
         Op::Scan(op) => return scan::eval_scan(op, &args, label).map(Slot::Scan),
         Op::ScanOutput { .. } | Op::Part { .. } => unreachable!("handled above"),

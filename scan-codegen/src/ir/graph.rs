@@ -379,8 +379,9 @@ pub enum Op {
     Linalg(super::linalg::LinalgOp),
     /// A random draw or key derivation (see [`RandomOp`]).
     Random(RandomOp),
-    /// inputs: `[node]`, an `Op::Linalg` with several results; its result `index`, of
-    /// rank `parts()[index]` (one factorisation, several values: `eigh`'s `w` and `v`).
+    /// inputs: `[node]`, an `Op::Linalg` with several results, its result `index`, of
+    /// rank `parts()[index]` (one factorisation, several values: `eigh`'s `w` and `v`); or
+    /// an `Op::Fused` with two, its result `index` (the body's output `index`).
     Part {
         index: usize,
     },
@@ -475,7 +476,11 @@ pub enum Op {
     /// inputs: the operands of a chain of elementwise operations, fused into one pass by
     /// the fusion rewrite. The graph computes one element: its inputs are scalars of the
     /// operands' dtypes (input k reads operand k, broadcast), its nodes `Const`,
-    /// `Elemwise` and `Cast`, its one output the element of the result.
+    /// `Elemwise` and `Cast`, its one output the element of the result. With two outputs
+    /// (a chain and a value it reads that is needed elsewhere too, of one rank) it has no
+    /// value of its own (its type is the first's dtype at rank 0): its results are read
+    /// through `Part` nodes, the first of the whole broadcast shape, the second of the
+    /// shape of the operands it reads.
     Fused(Box<Graph>),
     /// inputs: see `ScanOp::outer_inputs`. Its results are read through `ScanOutput`.
     Scan(Box<ScanOp>),
@@ -486,10 +491,14 @@ pub enum Op {
 }
 
 impl Op {
-    /// A linear-algebra node with several results, read through `Op::Part` nodes (it has
-    /// no value of its own).
+    /// A linear-algebra node or a fused pass with several results, read through `Op::Part`
+    /// nodes (it has no value of its own).
     pub fn has_parts(&self) -> bool {
-        matches!(self, Op::Linalg(op) if op.parts().is_some())
+        match self {
+            Op::Linalg(op) => op.parts().is_some(),
+            Op::Fused(body) => body.outputs.len() > 1,
+            _ => false,
+        }
     }
 }
 

@@ -113,12 +113,15 @@ pub fn eligible(op: &ScanOp) -> Result<(), String> {
 fn elementwise(op: &Op) -> bool {
     match op {
         Op::Input { .. } | Op::Const(_) | Op::Elemwise(_) | Op::Cast => true,
-        Op::Fused(body) => body.nodes.iter().all(|n| {
-            matches!(
-                n.op,
-                Op::Input { .. } | Op::Const(_) | Op::Elemwise(_) | Op::Cast
-            )
-        }),
+        Op::Fused(body) => {
+            body.outputs.len() == 1
+                && body.nodes.iter().all(|n| {
+                    matches!(
+                        n.op,
+                        Op::Input { .. } | Op::Const(_) | Op::Elemwise(_) | Op::Cast
+                    )
+                })
+        }
         _ => false,
     }
 }

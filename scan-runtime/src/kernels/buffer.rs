@@ -89,6 +89,36 @@ pub enum Prepared<'a, T, D> {
     Elems(Uninit<'a, T, D>),
 }
 
+impl<'a, T: Element, D: Dimension> Prepared<'a, T, D> {
+    /// The elements to write, contiguous in standard order (not initialised yet, for a
+    /// trace's new row), when the destination has them so; then [`Self::written`] once
+    /// every one was written.
+    #[inline]
+    pub(crate) fn slots(&mut self) -> Option<&mut [MaybeUninit<T>]> {
+        match self {
+            Prepared::View(v) => v.as_slice_mut().map(as_slots),
+            Prepared::Elems(u) => Some(&mut *u.elems),
+        }
+    }
+
+    /// Every element was written through [`Self::slots`].
+    #[inline]
+    pub(crate) fn written(self) {
+        if let Prepared::Elems(u) = self {
+            *u.filled = true;
+        }
+    }
+
+    /// A view to write, its elements initialised.
+    #[inline]
+    pub(crate) fn into_view(self) -> Result<ArrayViewMut<'a, T, D>> {
+        match self {
+            Prepared::View(v) => Ok(v),
+            Prepared::Elems(u) => u.into_view(),
+        }
+    }
+}
+
 /// Contiguous elements, not initialised yet, of a result of shape `dim` (standard order),
 /// and the flag its owner reads to know they all were written.
 pub struct Uninit<'a, T, D> {

@@ -14,7 +14,7 @@
 
 use std::mem::MaybeUninit;
 
-use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, IntoDimension, Zip};
+use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, IntoDimension, IxDyn, Zip};
 
 use crate::element::Element;
 use crate::error::Result;
@@ -418,6 +418,199 @@ arity!(indexed map12, slices12, row_slices12, rows12:
     a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
     h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm);
 
+/// `true` when the operands `part` (some of `all`'s shapes) broadcast to the shape that
+/// `all` broadcast to: a fused pass's second result, computed from `part`, is then of the
+/// pass's whole shape and written as the pass goes (`pair1` and kin). `false` when it is
+/// broadcast further, or a shape does not broadcast (the maps computing the two one after
+/// the other then say which).
+pub fn broadcasts_alike(part: &[&[usize]], all: &[&[usize]]) -> bool {
+    match (
+        broadcast_shape::<IxDyn>("", part),
+        broadcast_shape::<IxDyn>("", all),
+    ) {
+        (Ok(p), Ok(a)) => p == a,
+        _ => false,
+    }
+}
+
+/// One function per arity, `$rows(a, b, shape, inputs, f) -> bool`: a fused pass with two
+/// results (`f` gives both) over the contiguous outputs `a` and `b` of shape `shape`
+/// (possibly uninitialised: trace rows), row by row in blocks of slices, as the slice
+/// loops run a map, when every input broadcast to `shape` reads each row contiguously or
+/// as one value (a column slice `z[:, a..b]` of an LSTM's gate block, a column vector).
+/// Large passes are split in two halves over the spinning helper. `false` (nothing
+/// written) otherwise.
+macro_rules! pair_rows {
+    ($rows:ident: $($op:ident $buf:ident: $t:ident $d:ident),+) => {
+        fn $rows<$($t: Copy + Sync, $d: Dimension,)+ U: Send, V: Send>(
+            a: &mut [MaybeUninit<U>],
+            b: &mut [MaybeUninit<V>],
+            shape: &[usize],
+            ($($op,)+): ($(ArrayView<'_, $t, $d>,)+),
+            f: &(impl Fn($($t),+) -> (U, V) + Sync),
+        ) -> bool {
+            let n = a.len();
+            if n == 0 || b.len() != n {
+                return n == 0 && b.is_empty();
+            }
+            let Some(&len) = shape.last() else {
+                return false;
+            };
+            let rows = n / len;
+            // Each input as `rows x len` (see `rows_of_slices`).
+            $(
+                let Some($op) = $op.broadcast(IxDyn(shape)).and_then(|v| match shape.len() {
+                    1 => v
+                        .into_dimensionality::<ndarray::Ix1>()
+                        .ok()
+                        .map(|v| v.insert_axis(Axis(0))),
+                    2 => v.into_dimensionality::<ndarray::Ix2>().ok(),
+                    _ => v.into_shape_with_order((rows, len)).ok(),
+                }) else {
+                    return false;
+                };
+                if !matches!($op.strides()[1], 0 | 1) {
+                    return false;
+                }
+            )+
+            // Buffers repeating a value are made (row by row) only when a row reads one.
+            let scalars = $(($op.strides()[1] == 0 && len > 1))||+;
+            // Elements `lo..lo + a.len()` of the results.
+            let pass = |a: &mut [MaybeUninit<U>], b: &mut [MaybeUninit<V>], lo: usize| {
+                isa::with_best_isa(
+                    #[inline(always)]
+                    || {
+                        let hi = lo + a.len();
+                        let mut start = lo;
+                        while start < hi {
+                            let r = start / len;
+                            let end = ((r + 1) * len).min(hi);
+                            $(
+                                let $op = $op.row(r);
+                                let $op = match $op.to_slice() {
+                                    Some(s) if s.len() == len => Operand::Full(s),
+                                    _ => Operand::Scalar($op[0]),
+                                };
+                            )+
+                            // Columns `c..c + k` of row `r`, in blocks of at most `most`.
+                            let mut blocks = |($($buf,)+): ($(&[$t],)+), most: usize| {
+                                let mut at = start;
+                                while at < end {
+                                    let k = (end - at).min(most);
+                                    let c = at - r * len;
+                                    let oa = &mut a[at - lo..at - lo + k];
+                                    let ob = &mut b[at - lo..at - lo + k];
+                                    $(let $op = $op.block($buf, c, k);)+
+                                    for i in 0..k {
+                                        let (u, v) = f($($op[i]),+);
+                                        oa[i] = MaybeUninit::new(u);
+                                        ob[i] = MaybeUninit::new(v);
+                                    }
+                                    at += k;
+                                }
+                            };
+                            if scalars {
+                                $(let $buf = [$op.fill().expect("a row of len >= 1"); BLOCK];)+
+                                blocks(($(&$buf[..],)+), BLOCK);
+                            } else {
+                                blocks(($({ let $buf: &[$t] = &[]; $buf },)+), usize::MAX);
+                            }
+                            start = end;
+                        }
+                    },
+                )
+            };
+            if n >= SPLIT_MIN_ELEMENTS && crate::threads::num_threads() >= 2 {
+                let mid = n / 2 / 64 * 64;
+                let (a1, a2) = a.split_at_mut(mid);
+                let (b1, b2) = b.split_at_mut(mid);
+                crate::threads::spin::join(|| pass(a1, b1, 0), || pass(a2, b2, mid));
+            } else {
+                pass(a, b, 0);
+            }
+            true
+        }
+    };
+}
+
+/// One function per arity, `$name(out_a, out_b, inputs..., what, f)`: a fused pass with
+/// two results, `(out_a, out_b) = f(inputs...)` elementwise with numpy broadcasting, both
+/// of the inputs' broadcast shape (`Err(Broadcast)` naming `what` when they do not
+/// broadcast). Rows read contiguously or as one value run as vectorized slice loops
+/// ([`pair_rows`]); anything else element by element through each input's index.
+macro_rules! pair_fn {
+    ($name:ident, $rows:ident: $($op:ident $buf:ident: $t:ident $d:ident),+) => {
+        pair_rows!($rows: $($op $buf: $t $d),+);
+
+        #[doc = concat!("`(out_a, out_b) = f(", stringify!($($op),+), ")` elementwise with broadcasting, in one pass.")]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<'a, 'b, $($t, $d,)+ U, V, D>(
+            out_a: impl Destination<'a, U, D>,
+            out_b: impl Destination<'b, V, D>,
+            $($op: ArrayView<'_, $t, $d>,)+
+            what: &str,
+            f: impl Fn($($t),+) -> (U, V) + Sync,
+        ) -> Result<()>
+        where
+            $($t: Copy + Sync, $d: Dimension,)+
+            U: Element,
+            V: Element,
+            D: Dimension,
+        {
+            let shape: D = broadcast_shape(what, &[$($op.shape()),+])?;
+            let mut a = out_a.prepare_elems(shape.clone(), what)?;
+            let mut b = out_b.prepare_elems(shape.clone(), what)?;
+            if let (Some(sa), Some(sb)) = (a.slots(), b.slots()) {
+                if $rows(sa, sb, shape.slice(), ($($op.view(),)+), &f) {
+                    a.written();
+                    b.written();
+                    return Ok(());
+                }
+            }
+            let (mut a, mut b) = (a.into_view()?, b.into_view()?);
+            $(
+                let Some($op) = $op.broadcast(shape.clone()) else {
+                    unreachable!("the shapes broadcast (checked above)")
+                };
+            )+
+            for (index, x) in a.indexed_iter_mut() {
+                let index = index.into_dimension();
+                let (u, v) = f($($op[index.clone()]),+);
+                *x = u;
+                b[index] = v;
+            }
+            Ok(())
+        }
+    };
+}
+
+pair_fn!(pair1, pair_rows1: a fill_a: A Da);
+pair_fn!(pair2, pair_rows2: a fill_a: A Da, b fill_b: B Db);
+pair_fn!(pair3, pair_rows3: a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc);
+pair_fn!(pair4, pair_rows4: a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd);
+pair_fn!(pair5, pair_rows5:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De);
+pair_fn!(pair6, pair_rows6:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg);
+pair_fn!(pair7, pair_rows7:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh);
+pair_fn!(pair8, pair_rows8:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di);
+pair_fn!(pair9, pair_rows9:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj);
+pair_fn!(pair10, pair_rows10:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk);
+pair_fn!(pair11, pair_rows11:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl);
+pair_fn!(pair12, pair_rows12:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm);
+
 #[cfg(test)]
 mod contiguous_tests {
     use super::*;
@@ -699,6 +892,96 @@ mod contiguous_tests {
             }
         }
         crate::threads::set_num_threads(0);
+    }
+
+    #[test]
+    fn a_pass_with_two_results_gives_the_bits_of_two_maps() {
+        // An LSTM's state and output from its gate block's column slices, the previous
+        // state and a column vector (one value per row): into a trace's new row (not
+        // zeroed first) and a buffer, at one and two threads, small and past
+        // SPLIT_MIN_ELEMENTS; then a transposed operand (the element-by-element path).
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let cell = |i: f64, g: f64, c: f64, k: f64| {
+            math::add(math::mul(math::sigmoid(i), math::tanh(g)), math::mul(c, k))
+        };
+        let out = |o: f64, c: f64| math::mul(math::sigmoid(o), math::tanh(c));
+        for (b, h) in [(3usize, 40usize), (64, 512)] {
+            let z = Array2::from_shape_vec((b, 4 * h), values(b * 4 * h, 41)).unwrap();
+            let (i, g, o) = (
+                z.slice(s![.., ..h]),
+                z.slice(s![.., h..2 * h]),
+                z.slice(s![.., 3 * h..]),
+            );
+            let c = Array2::from_shape_vec((b, h), values(b * h, 42)).unwrap();
+            let k = Array2::from_shape_vec((b, 1), values(b, 43)).unwrap();
+            let mut c_ref = Array2::<f64>::zeros((0, 0));
+            map4(&mut c_ref, i, g, c.view(), k.view(), "c", cell).unwrap();
+            let mut h_ref = Array2::<f64>::zeros((0, 0));
+            map2(&mut h_ref, o, c_ref.view(), "h", out).unwrap();
+            for threads in [1, 2] {
+                crate::threads::set_num_threads(threads);
+                let mut buf = ndarray::Array3::<f64>::zeros((0, 0, 0));
+                let mut trace = crate::kernels::ArrayTrace::new(&mut buf);
+                trace.start("n", &[b, h], 2, 2).unwrap();
+                let (_, mut slot) = trace.next_slot("n").unwrap();
+                let mut c_new = Array2::<f64>::zeros((0, 0));
+                pair5(
+                    slot.row("`h`", "o * tanh(c_t)"),
+                    &mut c_new,
+                    i,
+                    g,
+                    c.view(),
+                    k.view(),
+                    o,
+                    "o * tanh(c_t)",
+                    |i, g, c, k, o| {
+                        let c_t = cell(i, g, c, k);
+                        (out(o, c_t), c_t)
+                    },
+                )
+                .unwrap();
+                trace.commit_row("n").unwrap();
+                let row = trace.row(0).unwrap();
+                same_bits(row.as_slice().unwrap(), h_ref.as_slice().unwrap());
+                same_bits(c_new.as_slice().unwrap(), c_ref.as_slice().unwrap());
+            }
+            // `c` read through its transpose's transpose: column-major, strided rows.
+            let c_cols = c.t().to_owned();
+            let (mut x, mut y) = (Array2::<f64>::zeros((0, 0)), Array2::<f64>::zeros((0, 0)));
+            let both = |o: f64, c: f64| (out(o, c), math::sub(o, c));
+            pair2(&mut x, &mut y, o, c_cols.t(), "f", both).unwrap();
+            let (mut x_ref, mut y_ref) = (x.clone(), y.clone());
+            map2(&mut x_ref, o, c.view(), "f", out).unwrap();
+            map2(&mut y_ref, o, c.view(), "f", math::sub).unwrap();
+            same_bits(x.as_slice().unwrap(), x_ref.as_slice().unwrap());
+            same_bits(y.as_slice().unwrap(), y_ref.as_slice().unwrap());
+            // Shapes that do not broadcast: the error names the pass.
+            let short = Array2::<f64>::zeros((b, h + 1));
+            let e = pair2(&mut x, &mut y, o, short.view(), "f(o, c)", both).unwrap_err();
+            assert!(
+                matches!(e, crate::Error::Broadcast { ref what, .. } if what == "f(o, c)"),
+                "{e:?}"
+            );
+        }
+        crate::threads::set_num_threads(0);
+    }
+
+    #[test]
+    fn the_second_result_is_whole_only_when_its_operands_give_the_whole_shape() {
+        let (row, mat, col) = (
+            [1usize, 4].as_slice(),
+            [3usize, 4].as_slice(),
+            [3usize, 1].as_slice(),
+        );
+        assert!(broadcasts_alike(&[mat], &[row, mat]));
+        assert!(broadcasts_alike(&[row, col], &[mat, row]));
+        assert!(!broadcasts_alike(&[row], &[row, mat]));
+        assert!(!broadcasts_alike(
+            &[[2usize, 4].as_slice()],
+            &[[2usize, 4].as_slice(), mat]
+        ));
     }
 
     #[test]

@@ -42,7 +42,10 @@ pub use dot::{
     dot_mv, dot_stack_m, dot_stack_v, dot_sum, dot_vm, dot_vv, matmul_matrix_stack, matmul_stacks,
     matmul_vector_stack, project_chunk, DotSumScratch, DotSumText, CHUNK_BYTES,
 };
-pub use elementwise::{map1, map10, map11, map12, map2, map3, map4, map5, map6, map7, map8, map9};
+pub use elementwise::{
+    broadcasts_alike, map1, map10, map11, map12, map2, map3, map4, map5, map6, map7, map8, map9,
+    pair1, pair10, pair11, pair12, pair2, pair3, pair4, pair5, pair6, pair7, pair8, pair9,
+};
 pub use index::{
     arange, arange_len, assign, assign_add, copy_into, eye, fill_like, full, index, index_at,
     index_at_mut, index_mut, reshape, scalar, slice, slice_at, slice_at_mut, slice_mut,
