@@ -250,6 +250,28 @@ macro_rules! row_loops {
     };
 }
 
+/// `x` broadcast to `shape` as `rows x len` (`len` its last axis, the leading ones
+/// merged) when it reads each row contiguously or as one value, for the row-by-row loops.
+/// ndarray's reshape refuses any view that is not contiguous, a column block among them,
+/// so a matrix is taken as it is and a vector as one row.
+fn rows_of<'b, T, D: Dimension>(
+    x: &'b ArrayView<'_, T, D>,
+    shape: &[usize],
+    rows: usize,
+    len: usize,
+) -> Option<ndarray::ArrayView2<'b, T>> {
+    let v = x.broadcast(IxDyn(shape))?;
+    let v = match shape.len() {
+        1 => v
+            .into_dimensionality::<ndarray::Ix1>()
+            .ok()?
+            .insert_axis(Axis(0)),
+        2 => v.into_dimensionality::<ndarray::Ix2>().ok()?,
+        _ => v.into_shape_with_order((rows, len)).ok()?,
+    };
+    matches!(v.strides()[1], 0 | 1).then_some(v)
+}
+
 /// One function per arity, `$name(o, shape, inputs, f) -> bool`: the contiguous output
 /// `o` of shape `shape` (possibly uninitialised: a trace's new row) row by row through the
 /// slice loops, when every input broadcast to `shape` reads each row contiguously or as
@@ -276,18 +298,9 @@ macro_rules! rows_of_slices {
             // so a matrix is taken as it is), reading its rows contiguously or as a
             // repeated value.
             $(
-                let Some($op) = $op.broadcast(ndarray::IxDyn(shape)).and_then(|v| {
-                    if shape.len() == 2 {
-                        v.into_dimensionality::<ndarray::Ix2>().ok()
-                    } else {
-                        v.into_shape_with_order((rows, len)).ok()
-                    }
-                }) else {
+                let Some($op) = rows_of(&$op, shape, rows, len) else {
                     return false;
                 };
-                if !matches!($op.strides()[1], 0 | 1) {
-                    return false;
-                }
             )+
             let pass = |o: &mut [MaybeUninit<U>], first: usize| {
                 for (r, o) in o.chunks_exact_mut(len).enumerate() {
@@ -457,21 +470,10 @@ macro_rules! pair_rows {
                 return false;
             };
             let rows = n / len;
-            // Each input as `rows x len` (see `rows_of_slices`).
             $(
-                let Some($op) = $op.broadcast(IxDyn(shape)).and_then(|v| match shape.len() {
-                    1 => v
-                        .into_dimensionality::<ndarray::Ix1>()
-                        .ok()
-                        .map(|v| v.insert_axis(Axis(0))),
-                    2 => v.into_dimensionality::<ndarray::Ix2>().ok(),
-                    _ => v.into_shape_with_order((rows, len)).ok(),
-                }) else {
+                let Some($op) = rows_of(&$op, shape, rows, len) else {
                     return false;
                 };
-                if !matches!($op.strides()[1], 0 | 1) {
-                    return false;
-                }
             )+
             // Buffers repeating a value are made (row by row) only when a row reads one.
             let scalars = $(($op.strides()[1] == 0 && len > 1))||+;
