@@ -3,9 +3,12 @@
 //! is needed elsewhere too): one runtime `pair` kernel writes both, each into its own
 //! buffer or straight into its row of a scan's output ([`InPlace`]), when the second
 //! result has the pass's whole shape (`kernels::broadcasts_alike`); otherwise the two are
-//! computed by two maps one after the other, as before fusion (the first from its own
-//! operands, so that it fails first and names itself; the second computing it again
-//! inside its element formula, which gives the same bits).
+//! computed by two maps one after the other, as before fusion (the second from its own
+//! operands, so that it fails first and names itself; then the first, computing the
+//! second again inside its element formula, which gives the same bits). The kernel takes
+//! the second result's formula and the first's given the second (`fb`, `fa`): it runs
+//! them as two short loops over each block, not one long one (`kernels::elementwise`'s
+//! `PAIR_BLOCK`).
 
 use std::collections::HashMap;
 
@@ -78,28 +81,23 @@ pub(super) fn emit(
 
     let label = &node.label;
     let second_label = parts[1].map_or(label, |p| &g.node(p).label);
-    let (arrays, params, xs) = operands(args);
-    let both = fused_element(body, &xs);
+    let (arrays, _, xs) = operands(args);
+    // The pass: the second result from the operands (`fb`), then the first from them and
+    // the second (`fa`, the second as its last parameter).
+    let second = only_output(body, 1);
+    let first = given_second(body);
+    let given = format_ident!("__second");
+    let mut first_xs = xs.clone();
+    first_xs.push(quote!(#given));
+    let fb = fused_element(&second, &xs);
+    let fa = fused_element(&first, &first_xs);
+    let fb_params = params(args, &inputs_read(&second));
+    let fa_params = params(args, &inputs_read(&first));
+    // Else the second from its own operands, then the first computing it again.
+    let (second_arrays, second_params, second_xs) = operands_read(args, &inputs_read(&second));
+    let second_alone = fused_element(&second, &second_xs);
     let first_alone = fused_element(&only_output(body, 0), &xs);
-    // The second result's own map reads only its operands.
-    let reads = inputs_read(body, body.outputs[1]);
-    let mut second_arrays = Vec::new();
-    let mut second_params = Vec::new();
-    let second_xs: Vec<TokenStream> = args
-        .iter()
-        .enumerate()
-        .map(|(k, a)| match a {
-            Repr::Scalar(i) => quote!(#i),
-            other if reads[k] => {
-                let p = format_ident!("__x{}", second_arrays.len());
-                second_arrays.push(other.view());
-                second_params.push(p.clone());
-                quote!(#p)
-            }
-            _ => quote!(()),
-        })
-        .collect();
-    let second_alone = fused_element(&only_output(body, 1), &second_xs);
+    let all_params = params(args, &inputs_read(&only_output(body, 0)));
     let pair = format_ident!("pair{}", arrays.len());
     let (map_all, map_second) = (
         format_ident!("map{}", arrays.len()),
@@ -112,12 +110,13 @@ pub(super) fn emit(
                 &[#(#arrays.shape()),*],
             ) {
                 #rt::kernels::#pair(#d0, #d1, #(#arrays,)* #label,
-                    #[inline(always)] move |#(#params),*| #both)?;
+                    #[inline(always)] move |#(#fb_params),*| #fb,
+                    #[inline(always)] move |#(#fa_params,)* #given| #fa)?;
             } else {
                 #rt::kernels::#map_second(#d1, #(#second_arrays,)* #second_label,
                     #[inline(always)] move |#(#second_params),*| #second_alone)?;
                 #rt::kernels::#map_all(#d0, #(#arrays,)* #label,
-                    #[inline(always)] move |#(#params),*| #first_alone)?;
+                    #[inline(always)] move |#(#all_params),*| #first_alone)?;
             }
         }
     };
@@ -190,19 +189,67 @@ fn only_output(body: &Graph, k: usize) -> Graph {
     one
 }
 
-/// Which of `body`'s inputs `out` is computed from.
-fn inputs_read(body: &Graph, out: NodeId) -> Vec<bool> {
-    let mut seen = vec![false; body.nodes.len()];
-    let mut stack = vec![out];
+/// `body` computing its first output from its second given, as one more input (the
+/// last), instead of computed.
+fn given_second(body: &Graph) -> Graph {
+    let mut first = body.clone();
+    let second = body.outputs[1];
+    let n = body.node(second);
+    let input = first.add_input("second", n.ty, n.span);
+    first.replace_uses(second, input);
+    first.outputs = vec![first.outputs[0]];
+    first.normalize();
+    first
+}
+
+/// Which of `body`'s inputs its output is computed from.
+fn inputs_read(body: &Graph) -> Vec<bool> {
     let mut reads = vec![false; body.inputs.len()];
-    while let Some(n) = stack.pop() {
-        if std::mem::replace(&mut seen[n.0], true) {
-            continue;
-        }
-        match body.node(n).op {
-            Op::Input { index, .. } => reads[index] = true,
-            _ => stack.extend(body.node(n).inputs.iter().copied()),
+    for id in body.live_nodes() {
+        if let Op::Input { index, .. } = body.node(id).op {
+            reads[index] = true;
         }
     }
     reads
+}
+
+/// A closure's parameters for the array operands among `args`: the name `operands` gives
+/// those that `reads` marks, `_` for the others.
+fn params(args: &[Repr], reads: &[bool]) -> Vec<TokenStream> {
+    let mut k = 0usize;
+    let mut out = Vec::new();
+    for (a, &read) in args.iter().zip(reads) {
+        if matches!(a, Repr::Scalar(_)) {
+            continue;
+        }
+        let p = format_ident!("__x{}", k);
+        out.push(if read { quote!(#p) } else { quote!(_) });
+        k += 1;
+    }
+    out
+}
+
+/// [`operands`] of the arguments that `reads` marks (the others, never read by the
+/// formula, stand for `()`).
+fn operands_read(
+    args: &[Repr],
+    reads: &[bool],
+) -> (Vec<TokenStream>, Vec<Ident>, Vec<TokenStream>) {
+    let mut arrays = Vec::new();
+    let mut params = Vec::new();
+    let xs = args
+        .iter()
+        .zip(reads)
+        .map(|(a, &read)| match a {
+            Repr::Scalar(i) => quote!(#i),
+            other if read => {
+                let p = format_ident!("__x{}", arrays.len());
+                arrays.push(other.view());
+                params.push(p.clone());
+                quote!(#p)
+            }
+            _ => quote!(()),
+        })
+        .collect();
+    (arrays, params, xs)
 }

@@ -1489,8 +1489,7 @@ fn maps_with_extremes(
 }
 
 /// One element of a fused chain: its operations' scalar formulas in order, reading the
-/// chain's operands `xs` (closure parameters for arrays, captured locals for scalars);
-/// the pair of its two results' elements for a pass with two (`fused_pair`).
+/// chain's operands `xs` (closure parameters for arrays, captured locals for scalars).
 pub(super) fn fused_element(body: &Graph, xs: &[TokenStream]) -> TokenStream {
     let rt = rt();
     let mut lets = TokenStream::new();
@@ -1516,11 +1515,8 @@ pub(super) fn fused_element(body: &Graph, xs: &[TokenStream]) -> TokenStream {
         lets.extend(quote!(let #e: #s = #expr;));
         value.insert(id, quote!(#e));
     }
-    let outs: Vec<&TokenStream> = body.outputs.iter().map(|o| &value[o]).collect();
-    match outs.as_slice() {
-        [one] => quote!({ #lets #one }),
-        several => quote!({ #lets (#(#several),*) }),
-    }
+    let out = &value[&body.outputs[0]];
+    quote!({ #lets #out })
 }
 
 /// A view (or mutable view) of `base` through an indexing path.
