@@ -341,15 +341,19 @@ mod tests {
         assert!(!needs_more(&[2.0; 500], 1000.0));
     }
 
-    #[test]
-    fn median_of_even_and_odd_counts() {
-        let m = |t: Vec<f64>| Measurement {
+    /// A measurement of these call times.
+    fn m(times_ms: Vec<f64>) -> Measurement {
+        Measurement {
             name: "x",
-            times_ms: t,
+            times_ms,
             checksum: 0.0,
             peak_bytes: 0,
             error: None,
-        };
+        }
+    }
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
         assert_eq!(m(vec![3.0, 1.0, 2.0]).median_ms(), 2.0);
         assert_eq!(m(vec![4.0, 1.0, 2.0, 3.0]).median_ms(), 2.5);
         assert_eq!(m(vec![4.0, 1.0]).min_ms(), 1.0);
@@ -358,13 +362,6 @@ mod tests {
 
     #[test]
     fn paired_ratio_takes_each_round_s_two_calls_together() {
-        let m = |t: Vec<f64>| Measurement {
-            name: "x",
-            times_ms: t,
-            checksum: 0.0,
-            peak_bytes: 0,
-            error: None,
-        };
         // A slow host in rounds 2 and 3 (both calls twice as long): every round's ratio is
         // 1.1, where the ratio of the medians is 2.2 / 1.5.
         let scan = m(vec![1.1, 2.2, 2.2, 1.1, 2.2]);

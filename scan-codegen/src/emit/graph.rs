@@ -164,10 +164,7 @@ pub fn writes_in_place(g: &Graph, id: NodeId) -> bool {
     match &node.op {
         Op::Elemwise(_) | Op::Cast | Op::Fused(_) => true,
         // A result of a fused pass with two (`fused_pair`).
-        Op::Part { .. } => {
-            let whole = &g.node(node.inputs[0]).op;
-            whole.has_parts() && matches!(whole, Op::Fused(_))
-        }
+        Op::Part { .. } => g.node(node.inputs[0]).op.is_fused_pair(),
         Op::Dot => node.inputs.iter().all(|&i| g.ty(i).rank <= 2),
         Op::DotAdd { .. } | Op::StackedDot { .. } => true,
         _ => false,
@@ -298,7 +295,7 @@ pub fn emit_in_place(
             None => None,
         };
         let into_part = part.is_some();
-        if node.op.has_parts() && matches!(node.op, Op::Fused(_)) {
+        if node.op.is_fused_pair() {
             // A fused pass with two results, read through `Part` nodes.
             let args: Vec<Repr> = (0..node.inputs.len()).map(arg).collect();
             let out = super::fused_pair::Emitted {
