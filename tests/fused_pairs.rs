@@ -1,11 +1,12 @@
 //! Fused passes with two results in generated code (the fusion rewrite's second result: a
 //! chain and a value it reads that is needed elsewhere too, in one pass): an LSTM cell's
-//! state and output, both kept whole (each written into its trace's row in place); two map
+//! state and output, both kept whole (each written into its trace's row in place); SPEC's
+//! LSTM, whose gates are column slices of one sum (thirteen arrays in the pass); two map
 //! outputs (their first rows in buffers of their own, the others in place); a second
 //! result broadcast further by the chain (the run-time check sends it to the two maps).
 //! Checked against hand-written loops with the rewrites on and off.
 
-use scan_runtime::ndarray::{Array, Array2, Array3, Axis, Dimension};
+use scan_runtime::ndarray::{Array, Array1, Array2, Array3, Axis, Dimension};
 
 macro_rules! variants {
     ($($module:ident: [$($setting:tt)*];)*) => {$(
@@ -28,6 +29,29 @@ macro_rules! variants {
                         },
                         sequences = z,
                         outputs_info = [c0, c0],
+                    );
+                    Ok((h, c))
+                }
+
+                /// SPEC's LSTM: the gates cut from `x_t.dot(w_x) + h_tm1.dot(w_h) + b` by
+                /// column slices. slice_operands slices the sum's operands, so the state
+                /// and the output are one pass over thirteen arrays (`pair13`).
+                pub fn lstm(x: ArrayView3<f64>, w_x: ArrayView2<f64>, w_h: ArrayView2<f64>, b: ArrayView1<f64>) -> Result<(Array3<f64>, Array3<f64>)> {
+                    let zero = zeros((x.shape[1], w_h.shape[0]));
+                    let (h, c) = scan(
+                        |x_t, h_tm1, c_tm1, w_x, w_h, b| {
+                            let z = x_t.dot(w_x) + h_tm1.dot(w_h) + b;
+                            let n = h_tm1.shape[1];
+                            let i = sigmoid(z[(.., ..n)]);
+                            let f = sigmoid(z[(.., n..2 * n)]);
+                            let g = tanh(z[(.., 2 * n..3 * n)]);
+                            let o = sigmoid(z[(.., 3 * n..)]);
+                            let c_t = f * c_tm1 + i * g;
+                            (o * tanh(c_t), c_t)
+                        },
+                        sequences = x,
+                        outputs_info = [zero, zero],
+                        non_sequences = [w_x, w_h, b],
                     );
                     Ok((h, c))
                 }
@@ -120,6 +144,49 @@ fn an_lstm_cell_s_state_and_output_agree_with_a_loop() {
             none::cell(z.view(), c0.view()).unwrap(),
         );
         assert_eq!(a, n, "{t} steps");
+    }
+}
+
+#[test]
+fn spec_s_lstm_agrees_with_a_loop() {
+    for (t, b, i, h) in [
+        (0usize, 2usize, 3usize, 4usize),
+        (1, 2, 3, 4),
+        (6, 3, 5, 20),
+        (3, 8, 16, 64),
+    ] {
+        let x = Array3::from_shape_vec((t, b, i), values(&[t, b, i], 0.4)).unwrap();
+        let w_x = Array2::from_shape_vec((i, 4 * h), values(&[i, 4 * h], 1.3)).unwrap() * 0.3;
+        let w_h = Array2::from_shape_vec((h, 4 * h), values(&[h, 4 * h], 2.1)).unwrap() * 0.2;
+        let bias = Array1::from_vec(values(&[4 * h], 0.8));
+        let (mut hs, mut cs) = (Array3::zeros((t, b, h)), Array3::zeros((t, b, h)));
+        let (mut hp, mut c) = (Array2::<f64>::zeros((b, h)), Array2::<f64>::zeros((b, h)));
+        for s in 0..t {
+            let z = x.index_axis(Axis(0), s).dot(&w_x) + hp.dot(&w_h) + &bias;
+            for r in 0..b {
+                for j in 0..h {
+                    let zz = |k: usize| z[[r, k * h + j]];
+                    let c_t = sigmoid(zz(1)) * c[[r, j]] + sigmoid(zz(0)) * zz(2).tanh();
+                    c[[r, j]] = c_t;
+                    hp[[r, j]] = sigmoid(zz(3)) * c_t.tanh();
+                }
+            }
+            hs.index_axis_mut(Axis(0), s).assign(&hp);
+            cs.index_axis_mut(Axis(0), s).assign(&c);
+        }
+        for (name, got) in [
+            (
+                "all",
+                all::lstm(x.view(), w_x.view(), w_h.view(), bias.view()).unwrap(),
+            ),
+            (
+                "none",
+                none::lstm(x.view(), w_x.view(), w_h.view(), bias.view()).unwrap(),
+            ),
+        ] {
+            assert_close(&got.0, &hs, 1e-12, &format!("{name}: h, {t} steps"));
+            assert_close(&got.1, &cs, 1e-12, &format!("{name}: c, {t} steps"));
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! every use of `z` is such a slice (PyTensor's `local_subtensor_lift`, for any number of
 //! slices). An LSTM's gate block `z = x_t.dot(w_x) + h.dot(w_h) + b`, cut into its four
 //! gates, is then never stored: fusion takes each gate's sum into the pass of the
-//! activations that read it (`f * c + i * g` becomes one pass over ten arrays), where the
-//! block was a pass of its own, written to memory and read back.
+//! activations that read it (the state `f * c + i * g` and the output `o * tanh(c_t)`
+//! become one pass over thirteen arrays), where the block was a pass of its own, written
+//! to memory and read back.
 //!
 //! The chain of elementwise operations under `z` that only `z` reads (operations of `z`'s
 //! rank) moves with it; its array operands are sliced after numpy's broadcasting
@@ -156,9 +157,16 @@ mod tests {
         // Three operands broadcast, each sliced four times; no add of whole blocks is left.
         assert_eq!(ir.matches("broadcast_arrays[").count(), 3, "{ir}");
         assert_eq!(ir.matches("= add(").count(), 8 + 1, "{ir}");
-        // With fusion: the cell state's pass reads ten arrays, the output's four.
+        // With fusion: one pass over the thirteen arrays (twelve slices and `c`) gives the
+        // cell state and the output.
         let (ir, _) = apply_passes(GATES, &[Pass::SliceOperands, Pass::Fusion]);
-        assert_eq!(ir.matches("= fused(").count(), 2, "{ir}");
+        assert_eq!(ir.matches("= fused(").count(), 1, "{ir}");
+        assert_eq!(ir.matches("= part#").count(), 2, "{ir}");
+        let pass = ir
+            .lines()
+            .find(|l| l.contains("= fused("))
+            .unwrap_or_default();
+        assert_eq!(pass.matches('%').count(), 1 + 13, "{pass}");
         for (rows, n, bias) in [(3, 4, 16), (2, 5, 20), (3, 4, 1), (1, 3, 12)] {
             assert_same_results(GATES, "cell", &gate_args(rows, n, bias));
         }

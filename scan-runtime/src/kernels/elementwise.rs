@@ -12,7 +12,7 @@
 //! reversed views, other broadcasts) `ndarray::Zip` walks the arrays. Both compute the same
 //! bits.
 //!
-//! `pair1`..`pair12` are a fused pass with two results (an LSTM's state and output from its
+//! `pair1`..`pair16` are a fused pass with two results (an LSTM's state and output from its
 //! gate block): both of the inputs' broadcast shape, written in one pass, row by row.
 
 use std::mem::MaybeUninit;
@@ -433,6 +433,22 @@ arity!(indexed map11, slices11, row_slices11, rows11:
 arity!(indexed map12, slices12, row_slices12, rows12:
     a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
     h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm);
+arity!(indexed map13, slices13, row_slices13, rows13:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn);
+arity!(indexed map14, slices14, row_slices14, rows14:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn, o fill_o: O Do);
+arity!(indexed map15, slices15, row_slices15, rows15:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn, o fill_o: O Do, p fill_p: P Dp);
+arity!(indexed map16, slices16, row_slices16, rows16:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn, o fill_o: O Do, p fill_p: P Dp, q fill_q: Q Dq);
 
 /// `true` when the operands `part` (some of `all`'s shapes) broadcast to the shape that
 /// `all` broadcast to: a fused pass's second result, computed from `part`, is then of the
@@ -628,6 +644,22 @@ pair_fn!(pair11, pair_rows11:
 pair_fn!(pair12, pair_rows12:
     a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
     h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm);
+pair_fn!(pair13, pair_rows13:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn);
+pair_fn!(pair14, pair_rows14:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn, o fill_o: O Do);
+pair_fn!(pair15, pair_rows15:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn, o fill_o: O Do, p fill_p: P Dp);
+pair_fn!(pair16, pair_rows16:
+    a fill_a: A Da, b fill_b: B Db, c fill_c: C Dc, d fill_d: E Dd, e fill_e: F De, g fill_g: G Dg,
+    h fill_h: H Dh, i fill_i: I Di, j fill_j: J Dj, k fill_k: K Dk, l fill_l: L Dl, m fill_m: M Dm,
+    n fill_n: N Dn, o fill_o: O Do, p fill_p: P Dp, q fill_q: Q Dq);
 
 #[cfg(test)]
 mod contiguous_tests {
@@ -907,6 +939,91 @@ mod contiguous_tests {
                 // Written by the row slices (not zero-filled first and then by `Zip`).
                 let mut direct = vec![MaybeUninit::<f64>::uninit(); b * h];
                 assert!(row_slices2(&mut direct, &[b, h], (gate, c.view()), &f));
+            }
+        }
+        crate::threads::set_num_threads(0);
+    }
+
+    #[test]
+    fn an_lstm_s_gates_from_thirteen_operands_in_one_pass() {
+        // SPEC's LSTM after slice_operands: each gate `x_w[:, k] + h_w[:, k] + b[k]` from
+        // column slices of the input projection, the recurrent product and the bias row,
+        // and the previous state: thirteen operands, the state and the output in one pass
+        // (pair13), bit for bit the two maps it replaces, at one and two threads.
+        let _guard = crate::threads::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let gate = |x: f64, d: f64, b: f64| math::add(math::add(x, d), b);
+        for (rows, h) in [(3usize, 40usize), (64, 512)] {
+            let xw = Array2::from_shape_vec((rows, 4 * h), values(rows * 4 * h, 51)).unwrap();
+            let hw = Array2::from_shape_vec((rows, 4 * h), values(rows * 4 * h, 52)).unwrap();
+            let b = Array1::from_vec(values(4 * h, 53));
+            let c = Array2::from_shape_vec((rows, h), values(rows * h, 54)).unwrap();
+            let at = |k: usize| {
+                (
+                    xw.slice(s![.., k * h..(k + 1) * h]),
+                    hw.slice(s![.., k * h..(k + 1) * h]),
+                    b.slice(s![k * h..(k + 1) * h]),
+                )
+            };
+            let ((xi, di, bi), (xf, df, bf)) = (at(0), at(1));
+            let ((xg, dg, bg), (xo, d_o, bo)) = (at(2), at(3));
+            let cell = |xi, di, bi, xf, df, bf, xg, dg, bg, c| {
+                let (i, f) = (
+                    math::sigmoid(gate(xi, di, bi)),
+                    math::sigmoid(gate(xf, df, bf)),
+                );
+                math::add(math::mul(f, c), math::mul(i, math::tanh(gate(xg, dg, bg))))
+            };
+            let out =
+                |xo, d_o, bo, c_t| math::mul(math::sigmoid(gate(xo, d_o, bo)), math::tanh(c_t));
+            let mut c_ref = Array2::<f64>::zeros((0, 0));
+            map10(
+                &mut c_ref,
+                xi,
+                di,
+                bi,
+                xf,
+                df,
+                bf,
+                xg,
+                dg,
+                bg,
+                c.view(),
+                "c",
+                cell,
+            )
+            .unwrap();
+            let mut h_ref = Array2::<f64>::zeros((0, 0));
+            map4(&mut h_ref, xo, d_o, bo, c_ref.view(), "h", out).unwrap();
+            for threads in [1, 2] {
+                crate::threads::set_num_threads(threads);
+                let (mut h_new, mut c_new) = (Array2::zeros((0, 0)), Array2::zeros((0, 0)));
+                pair13(
+                    &mut h_new,
+                    &mut c_new,
+                    xi,
+                    di,
+                    bi,
+                    xf,
+                    df,
+                    bf,
+                    xg,
+                    dg,
+                    bg,
+                    xo,
+                    d_o,
+                    bo,
+                    c.view(),
+                    "o * tanh(c_t)",
+                    |xi, di, bi, xf, df, bf, xg, dg, bg, _, _, _, c| {
+                        cell(xi, di, bi, xf, df, bf, xg, dg, bg, c)
+                    },
+                    |_, _, _, _, _, _, _, _, _, xo, d_o, bo, _, c_t| out(xo, d_o, bo, c_t),
+                )
+                .unwrap();
+                same_bits(h_new.as_slice().unwrap(), h_ref.as_slice().unwrap());
+                same_bits(c_new.as_slice().unwrap(), c_ref.as_slice().unwrap());
             }
         }
         crate::threads::set_num_threads(0);
@@ -1258,6 +1375,57 @@ mod wide_tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("wide sum"), "{e}");
+    }
+
+    #[test]
+    fn map16_reads_sixteen_operands_with_broadcasting() {
+        // The widest map fusion makes (`MAX_ARRAYS`): a matrix, its transpose, a row, a
+        // column and a 0-d array, each four times, weighted by position so that an
+        // operand read in the wrong place changes the sum.
+        let a = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
+        let row = array![10.0, 20.0, 30.0];
+        let col = array![[100.0], [200.0], [300.0]];
+        let one = ndarray::arr0(0.5);
+        let mut out = Array2::<f64>::zeros((0, 0));
+        #[rustfmt::skip]
+        let weighted = |x0: f64, x1: f64, x2: f64, x3: f64, x4: f64, x5: f64, x6: f64, x7: f64,
+                        x8: f64, x9: f64, x10: f64, x11: f64, x12: f64, x13: f64, x14: f64,
+                        x15: f64| {
+            [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15]
+                .iter()
+                .enumerate()
+                .fold(0.0, |sum, (k, x)| sum + (k + 1) as f64 * x)
+        };
+        map16(
+            &mut out,
+            a.view(),
+            a.t(),
+            row.view(),
+            col.view(),
+            one.view(),
+            a.view(),
+            a.t(),
+            row.view(),
+            col.view(),
+            one.view(),
+            a.view(),
+            a.t(),
+            row.view(),
+            col.view(),
+            one.view(),
+            a.view(),
+            "x",
+            weighted,
+        )
+        .unwrap();
+        let want = Array2::from_shape_fn((3, 3), |(i, j)| {
+            let (m, t, r, c) = (a[[i, j]], a[[j, i]], row[j], col[[i, 0]]);
+            let x = [m, t, r, c, 0.5, m, t, r, c, 0.5, m, t, r, c, 0.5, m];
+            x.iter()
+                .enumerate()
+                .fold(0.0, |sum, (k, x)| sum + (k + 1) as f64 * x)
+        });
+        assert_eq!(out, want);
     }
 }
 

@@ -43,8 +43,9 @@ pub use dot::{
     matmul_vector_stack, project_chunk, DotSumScratch, DotSumText, CHUNK_BYTES,
 };
 pub use elementwise::{
-    broadcasts_alike, map1, map10, map11, map12, map2, map3, map4, map5, map6, map7, map8, map9,
-    pair1, pair10, pair11, pair12, pair2, pair3, pair4, pair5, pair6, pair7, pair8, pair9,
+    broadcasts_alike, map1, map10, map11, map12, map13, map14, map15, map16, map2, map3, map4,
+    map5, map6, map7, map8, map9, pair1, pair10, pair11, pair12, pair13, pair14, pair15, pair16,
+    pair2, pair3, pair4, pair5, pair6, pair7, pair8, pair9,
 };
 pub use index::{
     arange, arange_len, assign, assign_add, copy_into, eye, fill_like, full, index, index_at,
