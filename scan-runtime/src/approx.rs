@@ -320,8 +320,7 @@ pub fn exp_f32(x: f32) -> f32 {
 
 /// e^x for f32 and x in [0, 20] (tanh's `e^{2|x|}`): there 2^n is a normal number and the
 /// product cannot overflow, so one factor gives [`exp_f32`]'s bits with seven operations
-/// fewer and no clamp (tanh 15% faster: 1.60 -> 1.36 ns an element with AVX2 on an AMD
-/// EPYC Zen 3).
+/// fewer and no clamp (tanh about 15% faster; docs/BENCHMARKS.md, twenty-seventh session).
 #[inline(always)]
 fn exp_small_f32(x: f32) -> f32 {
     let (n, w) = exp_parts_f32(x);

@@ -491,13 +491,13 @@ pub enum Op {
 }
 
 impl Op {
-    /// A linear-algebra node or a fused pass with several results, read through `Op::Part`
-    /// nodes (it has no value of its own).
     /// A fused pass with two results (`emit/fused_pair.rs`).
     pub fn is_fused_pair(&self) -> bool {
         matches!(self, Op::Fused(body) if body.outputs.len() == 2)
     }
 
+    /// A linear-algebra node or a fused pass with several results, read through `Op::Part`
+    /// nodes (it has no value of its own).
     pub fn has_parts(&self) -> bool {
         match self {
             Op::Linalg(op) => op.parts().is_some(),
